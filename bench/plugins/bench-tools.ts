@@ -1,0 +1,20 @@
+// Tool plugin loaded by toolport via TOOL_PLUGINS during the benchmark.
+// Plain objects on purpose: the harness must not depend on the service's own types.
+export default [
+  {
+    name: 'echo',
+    description: 'Echo the text back (benchmark tool).',
+    parameters: {
+      type: 'object',
+      properties: { text: { type: 'string' } },
+      required: ['text'],
+      additionalProperties: false,
+    },
+    handler: async (params: { text: string }) => ({
+      message: 'echoed',
+      value: { text: params.text },
+      success: true,
+      exclude_value_from_context: false,
+    }),
+  },
+];

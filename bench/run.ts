@@ -1,0 +1,148 @@
+// `npm run bench`: start the baseline, a throwaway Redis and toolport (memory and Redis
+// store) as children, load each scenario with autocannon, print a table and save JSON.
+// Env: BENCH_DURATION (seconds, default 10), BENCH_ONLY (comma list of targets: bare,memory,redis).
+import type autocannon from 'autocannon';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { http200, startChild, stopAll, waitUntilReady } from './lib/children.js';
+import { load, type LoadResult } from './lib/load.js';
+import { freePorts } from './lib/ports.js';
+import { startRedis } from './lib/redis.js';
+import { formatTable, writeJson, type Row } from './lib/report.js';
+import { BASELINE, scenarios, TARGETS, type Scenario, type Target } from './scenarios.js';
+
+const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.dirname(BENCH_DIR);
+const CONNECTIONS = 32;
+const WARMUP_SECONDS = 2;
+
+function readDuration(): number {
+  const seconds = Number(process.env.BENCH_DURATION ?? 10);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new Error(`BENCH_DURATION must be a positive number of seconds, got "${process.env.BENCH_DURATION}"`);
+  return seconds;
+}
+
+function selectScenarios(): Scenario[] {
+  const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!only?.length) return scenarios;
+  const unknown = only.filter((t) => !TARGETS.includes(t as Target));
+  if (unknown.length) throw new Error(`BENCH_ONLY: unknown target(s) ${unknown.join(', ')}; use ${TARGETS.join(', ')}`);
+  return scenarios.filter((s) => only.includes(s.target));
+}
+
+/** Start only the servers the selected scenarios need; returns each target's base URL. */
+async function startServers(targets: Set<Target>): Promise<Map<Target, string>> {
+  const [barePort, memoryPort, redisToolportPort, redisPort] = (await freePorts(4)) as [number, number, number, number];
+  const bases = new Map<Target, string>();
+  // Plain `node --import tsx` (not the tsx CLI) so each server is one process we can signal directly.
+  const tsxArgs = (script: string) => ['--import', 'tsx', script];
+
+  if (targets.has('bare')) {
+    const child = startChild('bare fastify', process.execPath, tsxArgs('bench/bare-fastify.ts'), { cwd: ROOT, env: { ...process.env, PORT: String(barePort) } });
+    // The baseline has no /healthz; a 200 from /echo proves it is listening.
+    await waitUntilReady(child, 'POST /echo → 200', async () => {
+      const res = await fetch(`http://127.0.0.1:${barePort}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', signal: AbortSignal.timeout(1000) });
+      await res.body?.cancel();
+      return res.status === 200;
+    });
+    bases.set('bare', `http://127.0.0.1:${barePort}`);
+  }
+
+  const startToolport = async (target: Target, port: number, redisUrl?: string) => {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      TOOL_PLUGINS: path.join(BENCH_DIR, 'plugins/bench-tools.ts'),
+    };
+    // Never inherit a REDIS_URL from the shell: it could point at the shared Redis.
+    delete env.REDIS_URL;
+    if (redisUrl) env.REDIS_URL = redisUrl;
+    const child = startChild(`toolport (${target} store)`, process.execPath, tsxArgs('src/server.ts'), { cwd: ROOT, env });
+    const base = `http://127.0.0.1:${port}`;
+    await waitUntilReady(child, 'GET /healthz → 200', http200(`${base}/healthz`));
+    bases.set(target, base);
+  };
+
+  if (targets.has('memory')) await startToolport('memory', memoryPort);
+  if (targets.has('redis')) {
+    await startRedis(redisPort, ROOT);
+    await startToolport('redis', redisToolportPort, `redis://127.0.0.1:${redisPort}/0`);
+  }
+  return bases;
+}
+
+async function runScenario(scenario: Scenario, base: string, duration: number): Promise<LoadResult> {
+  const options: autocannon.Options = {
+    url: base + scenario.path,
+    method: scenario.method,
+    headers: scenario.headers,
+    body: scenario.body,
+    connections: CONNECTIONS,
+  };
+  // Warm-up lets V8 optimise the hot path and pools fill; its numbers are discarded.
+  await load({ ...options, duration: WARMUP_SECONDS });
+  return load({ ...options, duration });
+}
+
+async function main(): Promise<void> {
+  const duration = readDuration();
+  const selected = selectScenarios();
+  const targets = new Set(selected.map((s) => s.target));
+  // Checked before anything starts, so a missing service fails in a second, not after the baseline boots.
+  if ((targets.has('memory') || targets.has('redis')) && !existsSync(path.join(ROOT, 'src/server.ts'))) {
+    throw new Error('src/server.ts does not exist yet; run with BENCH_ONLY=bare to benchmark the baseline only');
+  }
+  const bases = await startServers(targets);
+
+  const results: ({ scenario: Scenario } & LoadResult)[] = [];
+  for (const scenario of selected) {
+    console.error(`running "${scenario.name}" (${WARMUP_SECONDS} s warm-up + ${duration} s)…`);
+    results.push({ scenario, ...(await runScenario(scenario, bases.get(scenario.target)!, duration)) });
+  }
+
+  const baselineRps = results.find((r) => r.scenario.name === BASELINE)?.result.requests.average;
+  const rows: Row[] = results.map(({ scenario, result, p50Ms, p99Ms }) => ({
+    scenario: scenario.name,
+    reqPerSec: result.requests.average,
+    p50Ms,
+    p99Ms,
+    ratioToBare: baselineRps ? result.requests.average / baselineRps : null,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  }));
+
+  console.log(formatTable(rows));
+  for (const row of rows) {
+    if (row.non2xx > 0 || row.errors > 0) {
+      console.log(`WARNING: "${row.scenario}" had ${row.non2xx} non-2xx responses and ${row.errors} errors; its numbers are not valid`);
+    }
+  }
+  const file = await writeJson(path.join(BENCH_DIR, 'results'), rows, { durationSeconds: duration, connections: CONNECTIONS });
+  console.log(`results written to ${path.relative(ROOT, file)}`);
+}
+
+let stopping = false;
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  process.on(signal, () => {
+    // A second signal means "now": the 'exit' hook in children.ts SIGKILLs what is left.
+    if (stopping) process.exit(code);
+    stopping = true;
+    console.error(`\n${signal}: stopping child processes…`);
+    void stopAll().finally(() => process.exit(code));
+  });
+}
+
+let exitCode = 0;
+try {
+  await main();
+} catch (err) {
+  console.error(err instanceof Error ? err.message : err);
+  exitCode = 1;
+} finally {
+  await stopAll();
+}
+// Exit explicitly: a stray keep-alive socket must not keep the harness alive.
+process.exit(exitCode);

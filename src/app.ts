@@ -1,0 +1,110 @@
+/**
+ * buildApp(config): the whole service without a port, so tests and the server build the same thing.
+ * Order: body parsing and errors, the store and the catalog, OpenAPI, then the routes.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { InvalidBody, NotFound, sendProblem } from './errors.ts';
+import { JsonInputError, parseJson } from './json.ts';
+import { healthRoutes } from './routes/health.ts';
+import { invokeRoutes } from './routes/invoke.ts';
+import { toolRoutes } from './routes/tools.ts';
+import { problemSchema } from './schemas.ts';
+import { createStore } from './store/index.ts';
+import type { Store } from './store/types.ts';
+import { Dispatcher } from './tools/invoke.ts';
+import { loadPlugins } from './tools/plugins.ts';
+import { ToolRegistry } from './tools/registry.ts';
+
+export const VERSION = '0.1.0';
+
+export interface AppOptions {
+  /** A logger to use instead of one built from LOG_LEVEL (tests capture logs this way). */
+  logger?: Logger;
+  /** Tools to register besides TOOL_PLUGINS, e.g. test tools: called with the registry before start. */
+  register?: (registry: ToolRegistry) => void | Promise<void>;
+  store?: Store;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', '*.key', '*.secret'], censor: '[redacted]' },
+  });
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  const logger = options.logger ?? createLogger(config);
+  const registry = new ToolRegistry();
+  if (options.register) await registry.withSource('app options', () => options.register!(registry));
+  await loadPlugins(registry, config.toolPlugins);
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // One ToolInvoked line per call replaces Fastify's two lines per request.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.maxBodyBytes,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    return503OnClosing: true,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+  });
+
+  // Only JSON is taken, parsed with limits on depth and integer size (src/json.ts).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, parseJson(text));
+    } catch (err) {
+      done(new InvalidBody(err instanceof JsonInputError ? err.message : 'not valid JSON'), undefined);
+    }
+  });
+  app.setErrorHandler((error, request, reply) => sendProblem(request, reply, error));
+  app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new NotFound(`no route ${request.method} ${request.url.split('?')[0]}`)));
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  const store = options.store ?? (await createStore(config, logger));
+  app.addHook('onClose', async () => store.close());
+  const dispatcher = new Dispatcher({
+    registry,
+    store,
+    defaultTimeoutMs: config.defaultTimeoutMs,
+    maxContentChars: config.maxContentChars,
+  });
+  app.decorate('toolport', { registry, store, dispatcher, config });
+
+  app.addSchema(problemSchema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'toolport', version: VERSION, description: 'Executes the tool calls of large language models.' },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoutes, { store });
+  await app.register(toolRoutes, { registry });
+  await app.register(invokeRoutes, { dispatcher });
+  return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    toolport: { registry: ToolRegistry; store: Store; dispatcher: Dispatcher; config: Config };
+  }
+}

@@ -1,0 +1,102 @@
+/** Environment → one frozen, typed Config. A bad value stops the start with one line naming the variable. */
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly redisUrl: string | null;
+  readonly redisClusterNodes: readonly { host: string; port: number }[] | null;
+  readonly keyPrefix: string;
+  readonly toolPlugins: readonly string[];
+  readonly apiKeysFile: string | null;
+  readonly workspaceRoot: string | null;
+  readonly logLevel: string;
+  readonly sessionTtlS: number;
+  readonly sessionMaxEvents: number;
+  readonly maxBodyBytes: number;
+  readonly maxContentChars: number;
+  readonly defaultTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function redisUrl(env: Env): string | null {
+  const raw = text(env, 'REDIS_URL');
+  if (raw === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL, got "${raw}"`);
+  }
+  return raw;
+}
+
+function clusterNodes(env: Env): { host: string; port: number }[] | null {
+  const raw = text(env, 'REDIS_CLUSTER_NODES');
+  if (raw === undefined) return null;
+  return raw.split(',').map((entry) => {
+    const match = /^\s*([^\s:]+|\[[0-9a-fA-F:]+\]):(\d{1,5})\s*$/.exec(entry);
+    const port = Number(match?.[2]);
+    if (!match?.[1] || port < 1 || port > 65535) {
+      throw new ConfigError(`REDIS_CLUSTER_NODES must be host:port,host:port…, got "${raw}"`);
+    }
+    return { host: match[1].replace(/^\[|\]$/g, ''), port };
+  });
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const logLevel = text(env, 'LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const keyPrefix = env.KEY_PREFIX ?? 'toolport:';
+  if (!/^[^\s{}]{0,64}$/.test(keyPrefix)) {
+    throw new ConfigError(`KEY_PREFIX must be at most 64 characters without spaces or braces, got "${keyPrefix}"`);
+  }
+  const redis = redisUrl(env);
+  const cluster = clusterNodes(env);
+  if (redis !== null && cluster !== null) {
+    throw new ConfigError('REDIS_URL and REDIS_CLUSTER_NODES are exclusive: set one of them');
+  }
+  return Object.freeze({
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: text(env, 'HOST') ?? '127.0.0.1',
+    redisUrl: redis,
+    redisClusterNodes: cluster === null ? null : Object.freeze(cluster),
+    keyPrefix,
+    toolPlugins: Object.freeze(
+      (text(env, 'TOOL_PLUGINS') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''),
+    ),
+    apiKeysFile: text(env, 'API_KEYS_FILE') ?? null,
+    workspaceRoot: text(env, 'WORKSPACE_ROOT') ?? null,
+    logLevel,
+    sessionTtlS: integer(env, 'SESSION_TTL_S', 86400, 1, 365 * 86400),
+    sessionMaxEvents: integer(env, 'SESSION_MAX_EVENTS', 1000, 1, 1_000_000),
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1_048_576, 1024, 1024 * 1024 * 1024),
+    maxContentChars: integer(env, 'MAX_CONTENT_CHARS', 100_000, 200, 100_000_000),
+    defaultTimeoutMs: integer(env, 'DEFAULT_TIMEOUT_MS', 30_000, 1, 24 * 3600 * 1000),
+  });
+}

@@ -1,0 +1,64 @@
+/**
+ * Request-level errors: the project's codes (@fastify/error) and their RFC 9457 problem+json form.
+ * A 5xx never carries a stack trace or an internal message.
+ */
+import createError, { type FastifyErrorConstructor } from '@fastify/error';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { StoreUnavailableError } from './store/types.ts';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+const TYPE_BASE = 'urn:toolport:problem:';
+
+export const InvalidBody = createError('TP_INVALID_BODY', '%s', 400);
+export const NoToolCall = createError('TP_NO_TOOL_CALL', '%s', 400);
+export const InvalidHeader = createError('TP_INVALID_HEADER', '%s', 400);
+export const InvalidQuery = createError('TP_INVALID_QUERY', '%s', 400);
+export const NotFound = createError('TP_NOT_FOUND', '%s', 404);
+export const StoreUnavailable = createError('TP_STORE_UNAVAILABLE', '%s', 503);
+
+/** code → [problem type slug, title] */
+const PROBLEMS: Record<string, [string, string]> = {
+  TP_INVALID_BODY: ['invalid-body', 'The request body is not acceptable JSON'],
+  TP_NO_TOOL_CALL: ['no-tool-call', 'The body holds no recognisable tool call'],
+  TP_INVALID_HEADER: ['invalid-header', 'A request header is invalid'],
+  TP_INVALID_QUERY: ['invalid-query', 'A query parameter is invalid'],
+  TP_NOT_FOUND: ['not-found', 'Not found'],
+  TP_STORE_UNAVAILABLE: ['store-unavailable', 'The state store is unreachable'],
+  FST_ERR_CTP_BODY_TOO_LARGE: ['body-too-large', 'The request body is larger than MAX_BODY_BYTES'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported-media-type', 'The request body must be application/json'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid-body', 'The request body is empty'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid-body', 'Content-Length does not match the body'],
+  FST_ERR_VALIDATION: ['invalid-request', 'The request is invalid'],
+};
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+  request_id?: string;
+}
+
+export function problemOf(error: unknown): Problem {
+  if (error instanceof StoreUnavailableError) return problemOf(new StoreUnavailable(error.message));
+  const fastifyError = error as Partial<FastifyError>;
+  const status = typeof fastifyError.statusCode === 'number' ? fastifyError.statusCode : 500;
+  if (status >= 500 && fastifyError.code !== 'TP_STORE_UNAVAILABLE') {
+    return { type: `${TYPE_BASE}internal`, title: 'Internal error', status: 500, detail: 'The request failed inside toolport; it has been logged.' };
+  }
+  const [slug, title] = PROBLEMS[fastifyError.code ?? ''] ?? ['request-error', 'The request cannot be served'];
+  const detail = fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'send the body as Content-Type: application/json' : (fastifyError.message ?? title);
+  return { type: `${TYPE_BASE}${slug}`, title, status, detail };
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
+  const problem = problemOf(error);
+  if (problem.status >= 500) request.log.error({ err: error }, problem.title);
+  problem.instance = request.url.split('?')[0];
+  problem.request_id = String(request.id);
+  if (problem.status === 503) reply.header('retry-after', '1');
+  return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+}
+
+export type { FastifyErrorConstructor };

@@ -1,0 +1,72 @@
+/**
+ * JSON text → value, refusing what would break later work: nesting deeper than MAX_JSON_DEPTH
+ * (recursive validation and canonicalization would overflow the stack), integers beyond 2^53
+ * (JSON.parse would silently change them) and __proto__ / constructor.prototype keys.
+ */
+import secureJson from 'secure-json-parse';
+
+export const MAX_JSON_DEPTH = 64;
+
+export class JsonInputError extends Error {
+  override name = 'JsonInputError';
+}
+
+/** One pass over the text outside strings: depth and integer literal size. */
+function scan(text: string): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+      continue;
+    }
+    if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > MAX_JSON_DEPTH) throw new JsonInputError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+    } else if (c === 125 || c === 93) depth--;
+    else if ((c >= 48 && c <= 57) || c === 45 /* - */) {
+      let end = i + 1;
+      while (end < text.length && /[0-9.eE+-]/.test(text[end]!)) end++;
+      const literal = text.slice(i, end);
+      if (/^-?\d{16,}$/.test(literal) && !Number.isSafeInteger(Number(literal))) {
+        throw new JsonInputError(`integer ${literal.slice(0, 40)} is beyond 2^53 and cannot be kept exactly; send it as a string`);
+      }
+      i = end - 1;
+    }
+  }
+}
+
+export function parseJson(text: string): unknown {
+  scan(text);
+  try {
+    return secureJson(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (err) {
+    throw new JsonInputError(err instanceof Error ? err.message : 'not valid JSON');
+  }
+}
+
+/** Depth of an already-parsed value, iteratively (used for values that did not come from parseJson). */
+export function exceedsDepth(value: unknown, limit = MAX_JSON_DEPTH): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** Freeze a JSON value and everything in it, so a handler cannot change what was validated and hashed. */
+export function deepFreeze<T>(value: T): T {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object' || Object.isFrozen(node)) continue;
+    Object.freeze(node);
+    for (const child of Object.values(node)) stack.push(child);
+  }
+  return value;
+}

@@ -1,0 +1,84 @@
+/** POST /tools/invoke (a call or a turn, in any format) and POST /tools/{name}/invoke (bare arguments). */
+import type { FastifyInstance } from 'fastify';
+import fastJson from 'fast-json-stringify';
+import { detectFormat, formatByName, type Format } from '../formats/index.ts';
+import { nativeFormat } from '../formats/native.ts';
+import { invocationResultSchema, problemResponses, turnResultSchema } from '../schemas.ts';
+import type { Dispatcher } from '../tools/invoke.ts';
+import type { InvocationResult } from '../tools/outcome.ts';
+import { scopeOf } from './scope.ts';
+
+const serializeResult = fastJson(invocationResultSchema);
+const serializeTurn = fastJson(turnResultSchema);
+
+/** The route AJV must not touch tool arguments (it coerces and strips): bodies are checked by the dispatcher. */
+const documentOnly = () => () => true;
+
+const invokeHeaders = {
+  type: 'object',
+  properties: {
+    'x-session-id': { type: 'string', description: 'session scope (^[A-Za-z0-9._:-]{1,128}$)' },
+    'idempotency-key': { type: 'string', description: 'ledger key in place of the argument hash' },
+    'x-timeout-ms': { type: 'string', description: "the caller's deadline for this request, in ms" },
+  },
+};
+
+function withMessage(format: Format, result: InvocationResult) {
+  return { ...result, tool_message: format.toolMessage(result) };
+}
+
+export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispatcher: Dispatcher }): Promise<void> {
+  app.post<{ Querystring: { format?: string } }>(
+    '/tools/invoke',
+    {
+      validatorCompiler: documentOnly,
+      schema: {
+        summary: 'Run one tool call, or every call of an assistant turn, as the model produced it',
+        operationId: 'invokeToolCall',
+        tags: ['invoke'],
+        querystring: { type: 'object', properties: { format: { type: 'string' } } },
+        headers: invokeHeaders,
+        body: { description: 'a tool call or an assistant turn in one of the accepted formats' },
+        response: {
+          200: { description: 'the result of each call', content: { 'application/json': { schema: { oneOf: [invocationResultSchema, turnResultSchema] } } } },
+          ...problemResponses(400, 413, 415, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const format = request.query.format === undefined ? detectFormat(request.body) : formatByName(request.query.format);
+      const parsed = format.parse(request.body);
+      const scope = scopeOf(request, reply);
+      const results = await Promise.all(parsed.calls.map((call) => dispatcher.invoke(call, scope)));
+      reply.type('application/json');
+      if (!parsed.turn) return reply.serializer(serializeResult).send(withMessage(format, results[0]!));
+      return reply
+        .serializer(serializeTurn)
+        .send({ results: results.map((r) => withMessage(format, r)), messages: format.turnMessages(results) });
+    },
+  );
+
+  app.post<{ Params: { name: string } }>(
+    '/tools/:name/invoke',
+    {
+      validatorCompiler: documentOnly,
+      schema: {
+        summary: 'Run one tool with its bare arguments object as the body',
+        operationId: 'invokeToolByName',
+        tags: ['invoke'],
+        params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        headers: invokeHeaders,
+        body: { type: 'object', description: "the tool's arguments" },
+        response: {
+          200: { description: 'the result', ...invocationResultSchema },
+          ...problemResponses(400, 413, 415, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const scope = scopeOf(request, reply);
+      const result = await dispatcher.invoke({ id: null, name: request.params.name, arguments: request.body ?? {}, parsed: true }, scope);
+      return reply.serializer(serializeResult).send(withMessage(nativeFormat, result));
+    },
+  );
+}

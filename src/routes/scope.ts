@@ -1,0 +1,51 @@
+/** The per-request part of an invocation: headers checked, deadline start, caller, disconnect signal. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { InvalidHeader } from '../errors.ts';
+import type { InvocationScope } from '../tools/invoke.ts';
+
+export const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const MAX_TIMEOUT_MS = 24 * 3600 * 1000;
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  if (Array.isArray(value)) throw new InvalidHeader(`${name} must be sent once`);
+  return value;
+}
+
+export function sessionIdOf(request: FastifyRequest): string | null {
+  const id = header(request, 'x-session-id');
+  if (id === undefined) return null;
+  if (!SESSION_ID.test(id)) throw new InvalidHeader('X-Session-Id must match ^[A-Za-z0-9._:-]{1,128}$');
+  return id;
+}
+
+function timeoutOf(request: FastifyRequest): number | null {
+  const raw = header(request, 'x-timeout-ms');
+  if (raw === undefined) return null;
+  if (!/^\d{1,9}$/.test(raw.trim()) || Number(raw) > MAX_TIMEOUT_MS) {
+    throw new InvalidHeader(`X-Timeout-Ms must be a whole number of milliseconds from 0 to ${MAX_TIMEOUT_MS}`);
+  }
+  return Number(raw);
+}
+
+/** Aborts when the client goes away before its answer was written. */
+function disconnectSignal(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+export function scopeOf(request: FastifyRequest, reply: FastifyReply): InvocationScope {
+  return {
+    requestId: String(request.id),
+    sessionId: sessionIdOf(request),
+    caller: null,
+    timeoutMs: timeoutOf(request),
+    receivedAt: Date.now(),
+    log: request.log as unknown as Logger,
+    signal: disconnectSignal(reply),
+  };
+}

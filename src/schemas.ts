@@ -1,0 +1,76 @@
+/** JSON Schemas of the HTTP payloads: documentation in the OpenAPI document and compiled serializers. */
+
+export const problemSchema = {
+  $id: 'Problem',
+  type: 'object',
+  description: 'RFC 9457 problem details',
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    instance: { type: 'string' },
+    request_id: { type: 'string' },
+  },
+  required: ['type', 'title', 'status', 'detail'],
+};
+
+const anyJson = { description: 'any JSON value' };
+
+export const invocationResultSchema = {
+  type: 'object' as const,
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    success: { type: 'boolean' },
+    message: { type: 'string' },
+    value: anyJson,
+    exclude_value_from_context: { type: 'boolean' },
+    error: {
+      type: ['object', 'null'],
+      properties: {
+        code: {
+          type: 'string',
+          enum: ['unknown_tool', 'invalid_arguments', 'handler_error', 'deadline_exceeded', 'in_progress', 'result_invalid', 'tool_failed', 'cancelled'],
+        },
+        detail: { type: 'string' },
+      },
+      required: ['code', 'detail'],
+    },
+    content: { type: 'string', description: 'the text the model should see' },
+    tool_message: { ...anyJson, description: 'the provider-native result message, ready to append' },
+    replayed: { type: 'boolean' },
+    effect_id: { type: ['string', 'null'] },
+    idempotency_key: { type: ['string', 'null'] },
+    tool_hash: { type: ['string', 'null'] },
+    duration_ms: { type: 'number' },
+  },
+  required: ['id', 'name', 'success', 'message', 'value', 'exclude_value_from_context', 'error', 'content', 'tool_message', 'replayed', 'effect_id', 'idempotency_key', 'tool_hash', 'duration_ms'],
+};
+
+export const turnResultSchema = {
+  type: 'object' as const,
+  properties: {
+    results: { type: 'array', items: invocationResultSchema },
+    messages: { type: 'array', items: anyJson, description: 'what to append to the conversation' },
+  },
+  required: ['results', 'messages'],
+};
+
+export const toolListSchema = {
+  type: 'object',
+  properties: {
+    tools: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    hash: { type: 'string', description: 'catalog hash, also the ETag' },
+    tool_choice: anyJson,
+  },
+  required: ['tools', 'hash'],
+};
+
+export const problemResponses = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      { description: 'problem details', content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } },
+    ]),
+  );

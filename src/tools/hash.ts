@@ -1,0 +1,17 @@
+/** Content hashes: SHA-256 (hex) of RFC 8785 canonical JSON. */
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+
+export function canonicalJson(value: unknown): string {
+  const text = canonicalize(value);
+  if (text === undefined) throw new TypeError('value has no JSON form');
+  return text;
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+export function hashJson(value: unknown): string {
+  return sha256Hex(canonicalJson(value));
+}

@@ -1,0 +1,219 @@
+/**
+ * The catalog: every tool checked once at start (name, description, schemas that compile,
+ * examples that validate), compiled once, and identified by the hash of what the model sees.
+ */
+import { closeObjects, createToolAjv, violations, type Validator } from './schema.ts';
+import { hashJson } from './hash.ts';
+import type {
+  IdempotencyConfig,
+  JsonSchema,
+  PluginRegistry,
+  Resources,
+  ToolAnnotations,
+  ToolDefinition,
+  ToolExample,
+} from './types.ts';
+
+export const TOOL_NAME = /^[a-z0-9_-]{1,64}$/;
+const DEFAULT_TTL_S = 86400;
+
+export class ToolDefinitionError extends Error {
+  override name = 'ToolDefinitionError';
+}
+
+export interface NormalizedIdempotency {
+  strategy: IdempotencyConfig['strategy'];
+  param_keys?: string[];
+  ttl_s: number | null;
+  scope: 'session' | 'global' | 'key';
+}
+
+export interface RegisteredTool {
+  readonly name: string;
+  readonly description: string;
+  /** The schema as served and enforced (undeclared properties refused unless it says otherwise). */
+  readonly parameters: JsonSchema;
+  readonly result: JsonSchema | null;
+  readonly examples: readonly ToolExample[];
+  readonly idempotency: NormalizedIdempotency | null;
+  readonly keyFunction: IdempotencyConfig['key'] | null;
+  readonly annotations: ToolAnnotations | null;
+  readonly timeoutMs: number | null;
+  readonly hash: string;
+  readonly source: string;
+  readonly validateParams: Validator;
+  readonly validateResult: Validator | null;
+  readonly handler: ToolDefinition['handler'];
+}
+
+function fail(source: string, name: unknown, problem: string): never {
+  const tool = typeof name === 'string' && name !== '' ? `tool "${name}"` : 'a tool';
+  throw new ToolDefinitionError(`${source}: ${tool}: ${problem}`);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const ANNOTATION_KEYS = ['read_only', 'destructive', 'idempotent', 'open_world'];
+
+export class ToolRegistry implements PluginRegistry {
+  readonly #tools = new Map<string, RegisteredTool>();
+  readonly #resources = new Map<string, unknown>();
+  readonly #ajv = createToolAjv();
+  #source = 'toolport';
+
+  readonly resources: Resources = Object.freeze({
+    get: <T>(key: string): T | undefined => this.#resources.get(key) as T | undefined,
+  });
+
+  /** Names the module whose definitions follow, for error messages. */
+  async withSource(source: string, register: () => unknown): Promise<void> {
+    const previous = this.#source;
+    this.#source = source;
+    try {
+      await register();
+    } finally {
+      this.#source = previous;
+    }
+  }
+
+  registerResource(key: string, value: unknown): void {
+    if (typeof key !== 'string' || key === '') throw new ToolDefinitionError(`${this.#source}: a resource needs a non-empty string key`);
+    if (this.#resources.has(key)) throw new ToolDefinitionError(`${this.#source}: resource "${key}" is registered twice`);
+    this.#resources.set(key, value);
+  }
+
+  registerTool(definition: ToolDefinition): void {
+    const tool = this.#check(definition, this.#source);
+    this.#tools.set(tool.name, Object.freeze(tool));
+  }
+
+  get(name: string): RegisteredTool | undefined {
+    return this.#tools.get(name);
+  }
+
+  list(): RegisteredTool[] {
+    return [...this.#tools.values()];
+  }
+
+  #compile(source: string, name: string, what: string, schema: JsonSchema): Validator {
+    try {
+      return this.#ajv.compile(schema);
+    } catch (err) {
+      return fail(source, name, `${what} schema does not compile: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  #check(definition: unknown, source: string): RegisteredTool {
+    if (!isObject(definition)) fail(source, undefined, 'a definition must be an object');
+    const { name, description, parameters, result, examples, idempotency, annotations, timeout_ms, handler } = definition;
+    if (typeof name !== 'string' || !TOOL_NAME.test(name)) fail(source, name, `name must match ${TOOL_NAME}`);
+    if (this.#tools.has(name)) fail(source, name, `name is already taken by ${this.#tools.get(name)!.source}`);
+    if (typeof description !== 'string' || description.length < 1 || description.length > 200) {
+      fail(source, name, 'description must be 1–200 characters');
+    }
+    if (typeof handler !== 'function') fail(source, name, 'handler must be a function');
+    if (!isObject(parameters) || parameters.type !== 'object') fail(source, name, 'parameters must be a JSON Schema with type "object"');
+    if (result !== undefined && !isObject(result)) fail(source, name, 'result must be a JSON Schema object');
+    if (timeout_ms !== undefined && !(Number.isInteger(timeout_ms) && (timeout_ms as number) >= 1)) {
+      fail(source, name, 'timeout_ms must be a positive whole number of milliseconds');
+    }
+    const served = closeObjects(parameters);
+    const validateParams = this.#compile(source, name, 'parameters', served);
+    const validateResult = result === undefined ? null : this.#compile(source, name, 'result', result);
+    const checkedExamples = this.#checkExamples(source, name, examples, validateParams, validateResult);
+    const { normalized, keyFunction } = checkIdempotency(source, name, idempotency, served);
+    const hashed: Record<string, unknown> = { name, description, parameters: served };
+    if (result !== undefined) hashed.result = result;
+    return {
+      name,
+      description,
+      parameters: served,
+      result: result ?? null,
+      examples: checkedExamples,
+      idempotency: normalized,
+      keyFunction,
+      annotations: checkAnnotations(source, name, annotations),
+      timeoutMs: (timeout_ms as number | undefined) ?? null,
+      hash: hashJson(hashed),
+      source,
+      validateParams,
+      validateResult,
+      handler: handler as ToolDefinition['handler'],
+    };
+  }
+
+  #checkExamples(
+    source: string,
+    name: string,
+    examples: unknown,
+    validateParams: Validator,
+    validateResult: Validator | null,
+  ): ToolExample[] {
+    if (examples === undefined) return [];
+    if (!Array.isArray(examples)) fail(source, name, 'examples must be an array');
+    return examples.map((example: unknown, i) => {
+      if (!isObject(example)) fail(source, name, `examples[${i}] must be an object`);
+      const { description, input, output } = example;
+      if (typeof description !== 'string' || description.length > 200) {
+        fail(source, name, `examples[${i}].description must be a string of at most 200 characters`);
+      }
+      if (!validateParams(input)) {
+        fail(source, name, `examples[${i}].input does not match parameters: ${violations(validateParams.errors).join('; ')}`);
+      }
+      if (validateResult !== null && !validateResult(output)) {
+        fail(source, name, `examples[${i}].output does not match result: ${violations(validateResult.errors).join('; ')}`);
+      }
+      return { description, input: input as Record<string, unknown>, output };
+    });
+  }
+}
+
+function checkAnnotations(source: string, name: string, annotations: unknown): ToolAnnotations | null {
+  if (annotations === undefined) return null;
+  if (!isObject(annotations)) fail(source, name, 'annotations must be an object');
+  for (const [key, value] of Object.entries(annotations)) {
+    if (!ANNOTATION_KEYS.includes(key)) fail(source, name, `annotations.${key} is not one of ${ANNOTATION_KEYS.join(', ')}`);
+    if (typeof value !== 'boolean') fail(source, name, `annotations.${key} must be true or false`);
+  }
+  return annotations as ToolAnnotations;
+}
+
+function checkIdempotency(
+  source: string,
+  name: string,
+  config: unknown,
+  parameters: JsonSchema,
+): { normalized: NormalizedIdempotency | null; keyFunction: IdempotencyConfig['key'] | null } {
+  if (config === undefined) return { normalized: null, keyFunction: null };
+  if (!isObject(config)) fail(source, name, 'idempotency must be an object');
+  const { strategy, param_keys, key, ttl_s, scope = 'session' } = config;
+  if (!['auto', 'params', 'custom', 'none'].includes(strategy as string)) {
+    fail(source, name, 'idempotency.strategy must be auto, params, custom or none');
+  }
+  if (!['session', 'global', 'key'].includes(scope as string)) fail(source, name, 'idempotency.scope must be session, global or key');
+  if (ttl_s !== undefined && ttl_s !== null && !(Number.isInteger(ttl_s) && (ttl_s as number) >= 1)) {
+    fail(source, name, 'idempotency.ttl_s must be a positive whole number of seconds, or null for never');
+  }
+  const declared = isObject(parameters.properties) ? Object.keys(parameters.properties) : [];
+  if (strategy === 'params') {
+    const keys = param_keys as unknown;
+    if (!Array.isArray(keys) || keys.length === 0 || !keys.every((k) => typeof k === 'string' && declared.includes(k))) {
+      fail(source, name, 'idempotency.param_keys must list declared parameters when strategy is "params"');
+    }
+  }
+  if (strategy === 'custom' && typeof key !== 'function') fail(source, name, 'idempotency.key must be a function when strategy is "custom"');
+  const normalized: NormalizedIdempotency = {
+    strategy: strategy as NormalizedIdempotency['strategy'],
+    ttl_s: ttl_s === undefined ? DEFAULT_TTL_S : (ttl_s as number | null),
+    scope: scope as NormalizedIdempotency['scope'],
+  };
+  if (strategy === 'params') normalized.param_keys = [...(param_keys as string[])];
+  return { normalized, keyFunction: strategy === 'custom' ? (key as IdempotencyConfig['key']) : null };
+}
+
+/** The catalog hash a caller sees: over the hashes of exactly the tools it may call. */
+export function catalogHash(tools: readonly RegisteredTool[]): string {
+  return hashJson(tools.map((t) => t.hash).sort());
+}

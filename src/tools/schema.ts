@@ -1,0 +1,88 @@
+/**
+ * Tool schemas: one strict AJV instance of our own (Fastify's route AJV coerces and strips, which
+ * must never happen to tool arguments), the "undeclared properties are refused" default, and
+ * violations rendered as `path: problem` lines a model can act on.
+ */
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { JsonSchema } from './types.ts';
+
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+export type Validator = ValidateFunction;
+
+export function createToolAjv(): Ajv2020 {
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    allowUnionTypes: true,
+    coerceTypes: false,
+    removeAdditional: false,
+    useDefaults: false,
+    validateFormats: true,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+const COMPOSED = ['allOf', 'anyOf', 'oneOf', '$ref', 'additionalProperties', 'patternProperties', 'unevaluatedProperties'];
+const SUBSCHEMA_MAPS = ['properties', '$defs', 'definitions', 'patternProperties'];
+const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'prefixItems'];
+const SUBSCHEMAS = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains'];
+
+function isSchemaObject(value: unknown): value is JsonSchema {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A copy of the schema where every object schema that declares `properties` and says nothing
+ * about extra properties gets `additionalProperties: false`. `allOf` branches are left open:
+ * closing them would make the branches refuse each other's properties.
+ */
+export function closeObjects(schema: JsonSchema): JsonSchema {
+  const copy: JsonSchema = { ...schema };
+  if (isSchemaObject(copy.properties) && !COMPOSED.some((k) => k in copy)) copy.additionalProperties = false;
+  for (const key of SUBSCHEMA_MAPS) {
+    const map = copy[key];
+    if (isSchemaObject(map)) {
+      copy[key] = Object.fromEntries(
+        Object.entries(map).map(([name, sub]) => [name, isSchemaObject(sub) ? closeObjects(sub) : sub]),
+      );
+    }
+  }
+  for (const key of SUBSCHEMA_LISTS) {
+    const list = copy[key];
+    if (Array.isArray(list)) copy[key] = list.map((sub) => (isSchemaObject(sub) ? closeObjects(sub) : sub));
+  }
+  for (const key of SUBSCHEMAS) {
+    const sub = copy[key];
+    if (isSchemaObject(sub)) copy[key] = closeObjects(sub);
+  }
+  return copy;
+}
+
+const MAX_VIOLATIONS = 20;
+
+function describe(error: ErrorObject): string {
+  const path = error.instancePath;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${path}/${String(params.missingProperty)}: is required`;
+    case 'additionalProperties':
+      return `${path}/${String(params.additionalProperty)}: is not an allowed property`;
+    case 'enum':
+      return `${path || '/'}: must be one of ${JSON.stringify(params.allowedValues)}`;
+    default:
+      return `${path || '/'}: ${error.message ?? 'is invalid'}`;
+  }
+}
+
+/** Every violation as `path: problem` (JSON Pointer paths, `/` for the whole object). */
+export function violations(errors: readonly ErrorObject[] | null | undefined): string[] {
+  const lines = [...new Set((errors ?? []).map(describe))];
+  if (lines.length > MAX_VIOLATIONS) {
+    return [...lines.slice(0, MAX_VIOLATIONS), `… and ${lines.length - MAX_VIOLATIONS} more`];
+  }
+  return lines;
+}

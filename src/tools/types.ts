@@ -1,0 +1,92 @@
+/** The public shapes of a tool: what a plugin defines and what a handler sees and returns. */
+import type { Logger } from 'pino';
+
+export type JsonSchema = Record<string, unknown>;
+
+/** What a handler returns (SPEC §2). */
+export interface ToolResult<V = unknown> {
+  message: string;
+  value: V | null;
+  success: boolean;
+  exclude_value_from_context: boolean;
+}
+
+export interface IdempotencyConfig {
+  strategy: 'auto' | 'params' | 'custom' | 'none';
+  param_keys?: string[];
+  key?: (params: Record<string, unknown>, context: ToolContext) => string;
+  ttl_s?: number | null;
+  scope?: 'session' | 'global' | 'key';
+}
+
+export interface ToolAnnotations {
+  read_only?: boolean;
+  destructive?: boolean;
+  idempotent?: boolean;
+  open_world?: boolean;
+}
+
+export interface ToolExample {
+  description: string;
+  input: Record<string, unknown>;
+  output: unknown;
+}
+
+/** The handler's view of the session named by X-Session-Id; writes are staged until the handler succeeds. */
+export interface SessionHandle {
+  readonly id: string;
+  get<T = unknown>(key: string): Promise<T | undefined>;
+  set(key: string, value: unknown): Promise<void>;
+}
+
+export interface Resources {
+  get<T = unknown>(key: string): T | undefined;
+}
+
+/** The outcome of a nested `context.invoke`. */
+export interface NestedResult {
+  success: boolean;
+  message: string;
+  value: unknown;
+  error: { code: string; detail: string } | null;
+}
+
+/** Frozen, made for one invocation (SPEC §2). */
+export interface ToolContext {
+  readonly callId: string;
+  readonly toolName: string;
+  readonly session: SessionHandle | null;
+  readonly deadline: number;
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+  readonly resources: Resources;
+  readonly caller: string | null;
+  beat(): void;
+  progress(done: number, total?: number): void;
+  invoke(name: string, params: Record<string, unknown>): Promise<NestedResult>;
+}
+
+/** A handler may return a full ToolResult or one without the defaulted fields. */
+export type HandlerReturn<V = unknown> = Pick<ToolResult<V>, 'message'> & Partial<ToolResult<V>>;
+
+/** A tool as a plugin defines it: a plain object, no import from the project needed. */
+export interface ToolDefinition<P = Record<string, unknown>, V = unknown> {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  result?: JsonSchema;
+  examples?: ToolExample[];
+  idempotency?: IdempotencyConfig;
+  annotations?: ToolAnnotations;
+  timeout_ms?: number;
+  /** Method syntax on purpose: a definition typed for its own params is still a ToolDefinition. */
+  handler(params: P, context: ToolContext): HandlerReturn<V> | Promise<HandlerReturn<V>>;
+}
+
+/** What a plugin module's default export may be (SPEC §2.1). */
+export interface PluginRegistry {
+  registerTool(definition: ToolDefinition): void;
+  registerResource(key: string, value: unknown): void;
+}
+
+export type PluginExport = ToolDefinition | ToolDefinition[] | ((registry: PluginRegistry) => void | Promise<void>);
