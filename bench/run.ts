@@ -5,10 +5,10 @@ import type autocannon from 'autocannon';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { http200, startChild, stopAll, waitUntilReady } from './lib/children.js';
+import { http200, startChild, stopAll, waitUntilReady } from '../support/children.js';
 import { load, type LoadResult } from './lib/load.js';
-import { freePorts } from './lib/ports.js';
-import { startRedis } from './lib/redis.js';
+import { freePorts } from '../support/ports.js';
+import { startRedis } from '../support/redis-server.js';
 import { formatTable, writeJson, type Row } from './lib/report.js';
 import { BASELINE, scenarios, TARGETS, type Scenario, type Target } from './scenarios.js';
 

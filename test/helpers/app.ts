@@ -1,0 +1,48 @@
+/** Builds the real app for a test, on the memory store or on the run's throwaway Redis. */
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { inject } from 'vitest';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { ToolRegistry } from '../../src/tools/registry.ts';
+import { registerTestTools } from './tools.ts';
+
+export type StoreKind = 'memory' | 'redis';
+export const STORES: StoreKind[] = ['memory', 'redis'];
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  redisUrl?: string;
+  logger?: Logger;
+  register?: (registry: ToolRegistry) => void;
+}
+
+export async function makeApp(kind: StoreKind, options: TestAppOptions = {}): Promise<FastifyInstance> {
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    KEY_PREFIX: `test:${randomUUID().slice(0, 8)}:`,
+    ...(kind === 'redis' && { REDIS_URL: options.redisUrl ?? inject('redisUrl') }),
+    ...options.env,
+  });
+  const app = await buildApp(config, {
+    ...(options.logger && { logger: options.logger }),
+    register: (registry) => {
+      registerTestTools(registry);
+      options.register?.(registry);
+    },
+  });
+  await app.ready();
+  return app;
+}
+
+/** POST a JSON body to /tools/invoke (or another path) and return status, headers and parsed body. */
+export async function post(app: FastifyInstance, body: unknown, headers: Record<string, string> = {}, url = '/tools/invoke') {
+  const response = await app.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json', ...headers },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: response.statusCode, headers: response.headers, body: response.json() as Record<string, any> };
+}
