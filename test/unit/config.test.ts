@@ -1,0 +1,113 @@
+import { describe, it, expect } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+/** The ConfigError thrown for `env`, so its class and message can both be checked. */
+function configErrorOf(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw new Error(`expected a ConfigError, got ${String(err)}`);
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(env)}, but the configuration loaded`);
+}
+
+describe('loadConfig', () => {
+  it('uses the defaults of SPEC §1 when the environment is empty', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      keyPrefix: 'toolport:',
+      sessionTtlS: 86400,
+      maxBodyBytes: 1_048_576,
+      maxContentChars: 100_000,
+      defaultTimeoutMs: 30_000,
+      logLevel: 'info',
+      redisUrl: null,
+      redisClusterNodes: null,
+      apiKeysFile: null,
+      workspaceRoot: null,
+    });
+    expect(config.toolPlugins).toEqual([]);
+  });
+
+  it('reads the values that are set', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      REDIS_URL: 'rediss://cache.example:6380/2',
+      KEY_PREFIX: 'tp:',
+      LOG_LEVEL: 'debug',
+      SESSION_TTL_S: '60',
+      MAX_BODY_BYTES: '2048',
+      MAX_CONTENT_CHARS: '500',
+      DEFAULT_TIMEOUT_MS: '1500',
+      API_KEYS_FILE: '/etc/toolport/keys.yaml',
+      WORKSPACE_ROOT: '/srv/workspace',
+    });
+    expect(config).toMatchObject({
+      port: 9000,
+      host: '0.0.0.0',
+      redisUrl: 'rediss://cache.example:6380/2',
+      keyPrefix: 'tp:',
+      logLevel: 'debug',
+      sessionTtlS: 60,
+      maxBodyBytes: 2048,
+      maxContentChars: 500,
+      defaultTimeoutMs: 1500,
+      apiKeysFile: '/etc/toolport/keys.yaml',
+      workspaceRoot: '/srv/workspace',
+    });
+  });
+
+  it('returns a frozen configuration that cannot be changed afterwards', () => {
+    const config = loadConfig({ TOOL_PLUGINS: 'a.ts' });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.toolPlugins)).toBe(true);
+    expect(() => {
+      (config as { port: number }).port = 1;
+    }).toThrow(TypeError);
+    expect(config.port).toBe(8080);
+  });
+
+  it('splits TOOL_PLUGINS on commas and trims each entry', () => {
+    const config = loadConfig({ TOOL_PLUGINS: ' ./a.ts ,b-package,  ./plugins/c.mjs ,' });
+    expect(config.toolPlugins).toEqual(['./a.ts', 'b-package', './plugins/c.mjs']);
+  });
+
+  it('parses REDIS_CLUSTER_NODES into host and port pairs', () => {
+    const config = loadConfig({ REDIS_CLUSTER_NODES: 'node-a:7000, node-b:7001' });
+    expect(config.redisClusterNodes).toEqual([
+      { host: 'node-a', port: 7000 },
+      { host: 'node-b', port: 7001 },
+    ]);
+    expect(config.redisUrl).toBeNull();
+  });
+
+  it.each([
+    ['PORT', { PORT: 'abc' }],
+    ['PORT', { PORT: '70000' }],
+    ['REDIS_URL', { REDIS_URL: 'http://x' }],
+    ['REDIS_URL', { REDIS_URL: 'nonsense' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['SESSION_TTL_S', { SESSION_TTL_S: '0' }],
+    ['MAX_BODY_BYTES', { MAX_BODY_BYTES: '-1' }],
+    ['DEFAULT_TIMEOUT_MS', { DEFAULT_TIMEOUT_MS: '1.5' }],
+    ['REDIS_CLUSTER_NODES', { REDIS_CLUSTER_NODES: 'bad' }],
+    ['REDIS_CLUSTER_NODES', { REDIS_URL: 'redis://localhost:6379', REDIS_CLUSTER_NODES: 'node-a:7000' }],
+  ] as const)('refuses a bad %s with a ConfigError naming it (%j)', (variable, env) => {
+    const error = configErrorOf(env);
+    expect(error.message).toContain(variable);
+  });
+
+  it('names both variables when REDIS_URL and REDIS_CLUSTER_NODES are set together', () => {
+    const error = configErrorOf({ REDIS_URL: 'redis://localhost:6379', REDIS_CLUSTER_NODES: 'node-a:7000' });
+    expect(error.message).toContain('REDIS_URL');
+    expect(error.message).toContain('REDIS_CLUSTER_NODES');
+  });
+
+  it('states the bad value in the message so the operator can find it', () => {
+    expect(configErrorOf({ PORT: 'abc' }).message).toContain('"abc"');
+  });
+});
