@@ -15,6 +15,8 @@ export function createToolAjv(): Ajv2020 {
   const ajv = new Ajv2020({
     allErrors: true,
     strict: true,
+    // `anyOf: [{required: ['a']}, {required: ['b']}]` is a common "one of these" idiom.
+    strictRequired: false,
     allowUnionTypes: true,
     coerceTypes: false,
     removeAdditional: false,
@@ -25,10 +27,12 @@ export function createToolAjv(): Ajv2020 {
   return ajv;
 }
 
-const COMPOSED = ['allOf', 'anyOf', 'oneOf', '$ref', 'additionalProperties', 'patternProperties', 'unevaluatedProperties'];
+const COMPOSED = ['allOf', 'anyOf', 'oneOf', 'if', '$ref', 'additionalProperties', 'patternProperties', 'unevaluatedProperties'];
+// Only subschemas that describe a whole value are closed. Branches that see part of an object
+// (allOf, anyOf, oneOf, not, if/then/else) stay open: closing them changes what the schema means.
 const SUBSCHEMA_MAPS = ['properties', '$defs', 'definitions', 'patternProperties'];
-const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'prefixItems'];
-const SUBSCHEMAS = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains'];
+const SUBSCHEMA_LISTS = ['prefixItems'];
+const SUBSCHEMAS = ['items', 'additionalProperties', 'contains'];
 
 function isSchemaObject(value: unknown): value is JsonSchema {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -36,8 +40,7 @@ function isSchemaObject(value: unknown): value is JsonSchema {
 
 /**
  * A copy of the schema where every object schema that declares `properties` and says nothing
- * about extra properties gets `additionalProperties: false`. `allOf` branches are left open:
- * closing them would make the branches refuse each other's properties.
+ * about extra properties gets `additionalProperties: false`.
  */
 export function closeObjects(schema: JsonSchema): JsonSchema {
   const copy: JsonSchema = { ...schema };

@@ -1,0 +1,100 @@
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it, expect } from 'vitest';
+import { PluginLoadError, loadPlugins } from '../../src/tools/plugins.ts';
+import { ToolDefinitionError, ToolRegistry } from '../../src/tools/registry.ts';
+import type { FakeDatabase } from './fixtures/registering-plugin.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('./fixtures', import.meta.url));
+
+/** Loads `entries` into a fresh registry and returns the error it must throw. */
+async function loadFailure(entries: string[], cwd = FIXTURES): Promise<Error> {
+  const registry = new ToolRegistry();
+  try {
+    await loadPlugins(registry, entries, cwd);
+  } catch (err) {
+    if (err instanceof Error) return err;
+    throw new Error(`expected an Error, got ${String(err)}`);
+  }
+  throw new Error(`expected ${entries.join(', ')} to fail to load`);
+}
+
+describe('loadPlugins', () => {
+  it('loads the example calculator plugin by a path relative to the working directory', async () => {
+    const registry = new ToolRegistry();
+    await loadPlugins(registry, ['examples/plugins/calculator.ts'], ROOT);
+    expect(registry.list().map((t) => t.name).sort()).toEqual(['add', 'divide']);
+    expect(registry.get('add')?.source).toBe('examples/plugins/calculator.ts');
+  });
+
+  it('loads the same plugin given as ./relative or absolute path', async () => {
+    const relative = new ToolRegistry();
+    await loadPlugins(relative, ['./examples/plugins/calculator.ts'], ROOT);
+    const absolute = new ToolRegistry();
+    await loadPlugins(absolute, [resolve(ROOT, 'examples/plugins/calculator.ts')], '/');
+    expect(relative.get('divide')?.hash).toBe(absolute.get('divide')?.hash);
+  });
+
+  it('registers tools whose handlers run: add(2, 3) gives a sum of 5', async () => {
+    const registry = new ToolRegistry();
+    await loadPlugins(registry, ['examples/plugins/calculator.ts'], ROOT);
+    const add = registry.get('add');
+    expect(add?.validateParams({ a: 2, b: 3 })).toBe(true);
+    const result = await add?.handler({ a: 2, b: 3 }, {} as never);
+    expect(result).toMatchObject({ success: true, value: { sum: 5 } });
+  });
+
+  it('loads several plugins in order, a plain .mjs one among them', async () => {
+    const registry = new ToolRegistry();
+    await loadPlugins(registry, [resolve(ROOT, 'examples/plugins/calculator.ts'), './single-tool.mjs'], FIXTURES);
+    expect(registry.list().map((t) => t.name)).toEqual(['add', 'divide', 'echo']);
+  });
+
+  it('refuses a module that does not exist with a PluginLoadError naming it', async () => {
+    const error = await loadFailure(['./does-not-exist.ts']);
+    expect(error).toBeInstanceOf(PluginLoadError);
+    expect(error.message).toContain('./does-not-exist.ts');
+  });
+
+  it('refuses a package that is not installed with a PluginLoadError naming it', async () => {
+    const error = await loadFailure(['toolport-plugin-not-installed']);
+    expect(error).toBeInstanceOf(PluginLoadError);
+    expect(error.message).toContain('toolport-plugin-not-installed');
+  });
+
+  it('refuses a tool with a bad name with a ToolDefinitionError naming the module and the tool', async () => {
+    const error = await loadFailure(['./bad-name-plugin.ts']);
+    expect(error).toBeInstanceOf(ToolDefinitionError);
+    expect(error.message).toContain('./bad-name-plugin.ts');
+    expect(error.message).toContain('Bad Name');
+  });
+
+  it('runs a function export, which may register resources as well as tools', async () => {
+    const registry = new ToolRegistry();
+    await loadPlugins(registry, ['./registering-plugin.ts'], FIXTURES);
+    expect(registry.get('db_find')?.source).toBe('./registering-plugin.ts');
+    const db = registry.resources.get<FakeDatabase>('db');
+    expect(db?.url).toBe('memory://fixture');
+    expect(db?.find('r1')).toBe('first row');
+  });
+
+  it('refuses a default export that is a number with a PluginLoadError naming the module', async () => {
+    const error = await loadFailure(['./number-plugin.ts']);
+    expect(error).toBeInstanceOf(PluginLoadError);
+    expect(error.message).toContain('./number-plugin.ts');
+  });
+
+  it('reports a function export that throws as a PluginLoadError naming the module and the cause', async () => {
+    const error = await loadFailure(['./throwing-plugin.ts']);
+    expect(error).toBeInstanceOf(PluginLoadError);
+    expect(error.message).toContain('./throwing-plugin.ts');
+    expect(error.message).toContain('database unreachable');
+  });
+
+  it('refuses a plugin registering a tool name another plugin already took', async () => {
+    const error = await loadFailure([resolve(ROOT, 'examples/plugins/calculator.ts'), resolve(ROOT, 'examples/plugins/calculator.ts')]);
+    expect(error).toBeInstanceOf(ToolDefinitionError);
+    expect(error.message).toContain('add');
+  });
+});
