@@ -72,9 +72,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   app.setErrorHandler((error, request, reply) => sendProblem(request, reply, error));
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new NotFound(`no route ${request.method} ${request.url.split('?')[0]}`)));
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
 
   const store = options.store ?? (await createStore(config, logger));
   app.addHook('onClose', async () => store.close());

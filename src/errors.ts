@@ -58,6 +58,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
   problem.instance = request.url.split('?')[0];
   problem.request_id = String(request.id);
   if (problem.status === 503) reply.header('retry-after', '1');
+  reply.header('x-request-id', request.id);
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
 }
 

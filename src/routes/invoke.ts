@@ -23,8 +23,10 @@ const invokeHeaders = {
   },
 };
 
-function withMessage(format: Format, result: InvocationResult) {
-  return { ...result, tool_message: format.toolMessage(result) };
+/** Adds the provider-native message to a result (in place: results are made per request). */
+function withMessage(format: Format, result: InvocationResult): InvocationResult {
+  result.tool_message = format.toolMessage(result);
+  return result;
 }
 
 export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispatcher: Dispatcher }): Promise<void> {
@@ -50,7 +52,7 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
       const parsed = format.parse(request.body);
       const scope = scopeOf(request, reply);
       const results = await Promise.all(parsed.calls.map((call) => dispatcher.invoke(call, scope)));
-      reply.type('application/json');
+      reply.type('application/json').header('x-request-id', request.id);
       if (!parsed.turn) return reply.serializer(serializeResult).send(withMessage(format, results[0]!));
       return reply
         .serializer(serializeTurn)
@@ -78,6 +80,7 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
     async (request, reply) => {
       const scope = scopeOf(request, reply);
       const result = await dispatcher.invoke({ id: null, name: request.params.name, arguments: request.body ?? {}, parsed: true }, scope);
+      reply.type('application/json').header('x-request-id', request.id);
       return reply.serializer(serializeResult).send(withMessage(nativeFormat, result));
     },
   );

@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { InvalidHeader } from '../errors.ts';
+import { Cancellation } from '../tools/context.ts';
 import type { InvocationScope } from '../tools/invoke.ts';
 
 export const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -29,13 +30,13 @@ function timeoutOf(request: FastifyRequest): number | null {
   return Number(raw);
 }
 
-/** Aborts when the client goes away before its answer was written. */
-function disconnectSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
+/** Fires when the client goes away before its answer was written. */
+function disconnection(reply: FastifyReply): Cancellation {
+  const cancellation = new Cancellation();
   reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
+    if (!reply.raw.writableFinished) cancellation.cancel(new Error('the caller went away'));
   });
-  return controller.signal;
+  return cancellation;
 }
 
 export function scopeOf(request: FastifyRequest, reply: FastifyReply): InvocationScope {
@@ -46,6 +47,6 @@ export function scopeOf(request: FastifyRequest, reply: FastifyReply): Invocatio
     timeoutMs: timeoutOf(request),
     receivedAt: Date.now(),
     log: request.log as unknown as Logger,
-    signal: disconnectSignal(reply),
+    cancellation: disconnection(reply),
   };
 }

@@ -13,7 +13,8 @@ import { elapsedMs, explain, failure, reasonOf, type CallIdentity, type Invocati
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
 import { renderContent } from './render.ts';
 import { violations } from './schema.ts';
-import type { NestedResult, ToolContext } from './types.ts';
+import { CallContext, Cancellation } from './context.ts';
+import type { NestedResult } from './types.ts';
 
 export interface ToolCall {
   id: string | null;
@@ -33,8 +34,8 @@ export interface InvocationScope {
   timeoutMs: number | null;
   receivedAt: number;
   log: Logger;
-  /** Aborts when the caller goes away. */
-  signal: AbortSignal | null;
+  /** Fires when the caller goes away (or, for a nested call, when its parent call ends). */
+  cancellation: Cancellation | null;
   parentCallId?: string;
   depth?: number;
 }
@@ -104,36 +105,31 @@ export class Dispatcher {
     budgetMs: number,
   ): Promise<InvocationResult> {
     const max = this.#options.maxContentChars;
-    const controller = new AbortController();
-    const log = scope.log.child({ callId: identity.id, tool: tool.name, ...(scope.sessionId && { session: scope.sessionId }) });
-    const context: ToolContext = Object.freeze({
+    const context = new CallContext({
       callId: identity.id,
       toolName: tool.name,
       session,
       deadline,
-      signal: controller.signal,
-      log,
-      resources: this.#options.registry.resources,
       caller: scope.caller,
-      beat: () => {},
-      progress: () => {},
-      invoke: (name: string, nestedParams: Record<string, unknown>) =>
-        this.#nested(name, nestedParams, identity.id, deadline, controller.signal, scope),
+      resources: this.#options.registry.resources,
+      log: scope.log,
+      logBindings: scope.sessionId === null ? { callId: identity.id, tool: tool.name } : { callId: identity.id, tool: tool.name, session: scope.sessionId },
+      invoke: (name, nestedParams, parent) => this.#nested(name, nestedParams, parent, scope),
     });
-    const settled = await settle(() => tool.handler(params, context), deadline, controller, scope.signal);
+    const settled = await settle(() => tool.handler(params, context), context, scope.cancellation);
     if (settled.kind === 'deadline' || settled.kind === 'cancelled') {
       const [message, detail] = settled.kind === 'deadline' ? explain.deadline(tool, budgetMs) : explain.cancelled(tool);
       return failure(identity, settled.kind === 'deadline' ? 'deadline_exceeded' : 'cancelled', message, detail, max);
     }
     if (settled.kind === 'threw') {
       if (settled.error instanceof StoreUnavailableError) throw settled.error;
-      log.warn({ err: settled.error }, 'tool handler threw');
+      context.log.warn({ err: settled.error }, 'tool handler threw');
       const [message, detail] = explain.handlerError(tool, reasonOf(settled.error));
       return failure(identity, 'handler_error', message, detail, max);
     }
     const checked = checkResult(tool, settled.value);
     if (typeof checked === 'string') {
-      log.warn({ problem: checked }, 'tool returned an invalid result');
+      context.log.warn({ problem: checked }, 'tool returned an invalid result');
       const [message, detail] = explain.resultInvalid(tool, checked);
       return failure(identity, 'result_invalid', message, detail, max);
     }
@@ -155,22 +151,15 @@ export class Dispatcher {
     };
   }
 
-  async #nested(
-    name: string,
-    params: Record<string, unknown>,
-    parentCallId: string,
-    deadline: number,
-    signal: AbortSignal,
-    scope: InvocationScope,
-  ): Promise<NestedResult> {
+  async #nested(name: string, params: Record<string, unknown>, parent: CallContext, scope: InvocationScope): Promise<NestedResult> {
     const depth = (scope.depth ?? 0) + 1;
     if (depth > MAX_NESTING) {
       return { success: false, message: `Nested tool calls are limited to ${MAX_NESTING} levels.`, value: null, error: { code: 'handler_error', detail: 'nesting limit reached' } };
     }
-    const remaining = Math.max(0, deadline - Date.now());
+    const now = Date.now();
     const result = await this.invoke(
       { id: null, name, arguments: params },
-      { ...scope, timeoutMs: remaining, receivedAt: Date.now(), signal, parentCallId, depth },
+      { ...scope, timeoutMs: Math.max(0, parent.deadline - now), receivedAt: now, cancellation: parent.ended, parentCallId: parent.callId, depth },
     );
     return { success: result.success, message: result.message, value: result.value, error: result.error };
   }
@@ -183,20 +172,25 @@ export class Dispatcher {
     result: InvocationResult,
     writes: ReadonlyMap<string, string>,
   ): Promise<InvocationResult> {
-    const event = {
-      type: 'ToolInvoked',
-      tool: identity.name,
-      call_id: identity.id,
-      ...(scope.parentCallId && { parent_call_id: scope.parentCallId }),
-      arguments_hash: params === null || params === undefined ? null : hashJson(params),
-      success: result.success,
-      error_code: result.error?.code ?? null,
-      duration_ms: result.duration_ms,
-      at: new Date().toISOString(),
-      caller: scope.caller,
-    };
-    scope.log.info({ event: event.type, tool: event.tool, callId: event.call_id, session: scope.sessionId, caller: scope.caller, success: event.success, code: event.error_code, durationMs: event.duration_ms }, 'tool invoked');
+    if (scope.log.isLevelEnabled('info')) {
+      scope.log.info(
+        { event: 'ToolInvoked', tool: identity.name, callId: identity.id, session: scope.sessionId, caller: scope.caller, success: result.success, code: result.error?.code ?? null, durationMs: result.duration_ms },
+        'tool invoked',
+      );
+    }
     if (scope.sessionId !== null) {
+      const event = {
+        type: 'ToolInvoked',
+        tool: identity.name,
+        call_id: identity.id,
+        ...(scope.parentCallId && { parent_call_id: scope.parentCallId }),
+        arguments_hash: params === null || params === undefined ? null : hashJson(params),
+        success: result.success,
+        error_code: result.error?.code ?? null,
+        duration_ms: result.duration_ms,
+        at: new Date().toISOString(),
+        caller: scope.caller,
+      };
       await this.#options.store.commitSession(scope.sessionId, {
         writes: result.success ? writes : new Map(),
         event: JSON.stringify(event),
@@ -218,34 +212,52 @@ function parseArguments(raw: unknown): unknown {
   }
 }
 
-/** Races the handler against its deadline and the caller's disconnect; a late result is dropped. */
-function settle(
-  run: () => unknown,
-  deadline: number,
-  controller: AbortController,
-  callerSignal: AbortSignal | null,
-): Promise<Settled> {
+/**
+ * Races the handler against its deadline and the caller's cancellation; a late result is dropped.
+ * A class rather than closures: this runs on every call.
+ */
+class HandlerRace {
+  readonly #context: CallContext;
+  readonly #resolve: (outcome: Settled) => void;
+  readonly #timer: NodeJS.Timeout;
+  #unsubscribe: (() => void) | null = null;
+  #done = false;
+
+  constructor(context: CallContext, cancellation: Cancellation | null, resolve: (outcome: Settled) => void) {
+    this.#context = context;
+    this.#resolve = resolve;
+    this.#timer = setTimeout(this.#onDeadline, Math.max(0, context.deadline - Date.now()));
+    if (cancellation !== null) this.#unsubscribe = cancellation.onCancel(this.#onCancel);
+  }
+
+  get done(): boolean {
+    return this.#done;
+  }
+
+  readonly #onDeadline = (): void => this.finish({ kind: 'deadline' });
+  readonly #onCancel = (): void => this.finish({ kind: 'cancelled' });
+
+  finish(outcome: Settled): void {
+    if (this.#done) return;
+    this.#done = true;
+    clearTimeout(this.#timer);
+    this.#unsubscribe?.();
+    if (outcome.kind === 'deadline' || outcome.kind === 'cancelled') this.#context.ended.cancel(new Error(outcome.kind));
+    this.#resolve(outcome);
+  }
+}
+
+function settle(run: () => unknown, context: CallContext, cancellation: Cancellation | null): Promise<Settled> {
   return new Promise<Settled>((resolve) => {
-    let done = false;
-    const finish = (outcome: Settled) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', onCallerAbort);
-      if (outcome.kind === 'deadline' || outcome.kind === 'cancelled') controller.abort(new Error(outcome.kind));
-      resolve(outcome);
-    };
-    const onCallerAbort = () => finish({ kind: 'cancelled' });
-    const timer = setTimeout(() => finish({ kind: 'deadline' }), Math.max(0, deadline - Date.now()));
-    if (callerSignal?.aborted) return finish({ kind: 'cancelled' });
-    callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+    const race = new HandlerRace(context, cancellation, resolve);
+    if (race.done) return;
     try {
       Promise.resolve(run()).then(
-        (value) => finish({ kind: 'returned', value }),
-        (error: unknown) => finish({ kind: 'threw', error }),
+        (value) => race.finish({ kind: 'returned', value }),
+        (error: unknown) => race.finish({ kind: 'threw', error }),
       );
     } catch (error) {
-      finish({ kind: 'threw', error });
+      race.finish({ kind: 'threw', error });
     }
   });
 }

@@ -32,6 +32,8 @@ export interface InvocationResult {
   idempotency_key: string | null;
   tool_hash: string | null;
   duration_ms: number;
+  /** Set by the HTTP edge: the result as the request's format appends it to a conversation. */
+  tool_message?: unknown;
 }
 
 export interface CallIdentity {

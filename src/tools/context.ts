@@ -1,0 +1,96 @@
+/**
+ * The per-call context. Built on every call, so what most handlers never touch (the AbortSignal,
+ * the child logger) is made on first use: EventTarget-based AbortControllers and pino children
+ * are the costliest objects of a call.
+ */
+import type { Logger } from 'pino';
+import type { NestedResult, Resources, SessionHandle, ToolContext } from './types.ts';
+
+/** Something that can end a call early: the caller going away, or a parent call ending. */
+export class Cancellation {
+  #listeners: (() => void)[] | null = [];
+  #reason: Error | null = null;
+
+  get reason(): Error | null {
+    return this.#reason;
+  }
+
+  /** Runs `listener` once when cancelled (at once if already); returns the unsubscribe. */
+  onCancel(listener: () => void): () => void {
+    if (this.#listeners === null) {
+      listener();
+      return () => {};
+    }
+    this.#listeners.push(listener);
+    return () => {
+      const i = this.#listeners?.indexOf(listener) ?? -1;
+      if (i >= 0) this.#listeners!.splice(i, 1);
+    };
+  }
+
+  cancel(reason: Error): void {
+    if (this.#listeners === null) return;
+    const listeners = this.#listeners;
+    this.#listeners = null;
+    this.#reason = reason;
+    for (const listener of listeners) listener();
+  }
+}
+
+export interface CallContextInit {
+  callId: string;
+  toolName: string;
+  session: SessionHandle | null;
+  deadline: number;
+  caller: string | null;
+  resources: Resources;
+  log: Logger;
+  logBindings: Record<string, string>;
+  invoke: (name: string, params: Record<string, unknown>, context: CallContext) => Promise<NestedResult>;
+}
+
+export class CallContext implements ToolContext {
+  readonly callId: string;
+  readonly toolName: string;
+  readonly session: SessionHandle | null;
+  readonly deadline: number;
+  readonly caller: string | null;
+  readonly resources: Resources;
+  /** Ends this call (deadline or cancellation); nested calls listen to it. */
+  readonly ended = new Cancellation();
+  readonly #init: CallContextInit;
+  #controller: AbortController | null = null;
+  #log: Logger | null = null;
+
+  constructor(init: CallContextInit) {
+    this.callId = init.callId;
+    this.toolName = init.toolName;
+    this.session = init.session;
+    this.deadline = init.deadline;
+    this.caller = init.caller;
+    this.resources = init.resources;
+    this.#init = init;
+    Object.freeze(this);
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === null) {
+      this.#controller = new AbortController();
+      this.ended.onCancel(() => this.#controller!.abort(this.ended.reason));
+    }
+    return this.#controller.signal;
+  }
+
+  get log(): Logger {
+    this.#log ??= this.#init.log.child(this.#init.logBindings);
+    return this.#log;
+  }
+
+  beat(): void {}
+
+  progress(_done: number, _total?: number): void {}
+
+  invoke(name: string, params: Record<string, unknown>): Promise<NestedResult> {
+    return this.#init.invoke(name, params, this);
+  }
+}
