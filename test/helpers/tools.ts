@@ -7,6 +7,9 @@ import type { ToolDefinition } from '../../src/tools/types.ts';
 /** How many times each test tool's handler ran, by name (tests read and reset it). */
 export const runs = new Map<string, number>();
 
+/** Call ids whose signal fired, with the time it fired (for the cancellation tests). */
+export const aborted = new Map<string, number>();
+
 function counted(definition: ToolDefinition): ToolDefinition {
   return {
     ...definition,
@@ -36,6 +39,15 @@ export const testTools: ToolDefinition[] = [
     },
   },
   { name: 'hang', description: 'Never answers.', parameters: noArgs, handler: () => new Promise(() => {}) },
+  {
+    name: 'watch_abort',
+    description: 'Never answers, and notes when its signal fires.',
+    parameters: noArgs,
+    handler: (_params, context) => {
+      context.signal.addEventListener('abort', () => aborted.set(context.callId, Date.now()));
+      return new Promise(() => {});
+    },
+  },
   {
     name: 'capped',
     description: 'Has its own 50 ms limit and takes 5 s.',
