@@ -42,7 +42,7 @@ describe.each(STORES)('caller disconnect (%s store)', (store) => {
       headers: { 'content-type': 'application/json', 'x-timeout-ms': '80' },
       body: JSON.stringify({ name: 'watch_abort', arguments: {}, id: `deadline-${store}` }),
     });
-    expect((await response.json()).error.code).toBe('deadline_exceeded');
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('deadline_exceeded');
     expect(aborted.has(`deadline-${store}`)).toBe(true);
   });
 });
