@@ -6,26 +6,29 @@
 import type { Logger } from 'pino';
 import type { NestedResult, Resources, SessionHandle, ToolContext } from './types.ts';
 
+/** Told once when a Cancellation fires. An object rather than a closure: one is made per call. */
+export interface CancelListener {
+  onCancelled(): void;
+}
+
 /** Something that can end a call early: the caller going away, or a parent call ending. */
 export class Cancellation {
-  #listeners: (() => void)[] | null = [];
+  #listeners: CancelListener[] | null = [];
   #reason: Error | null = null;
 
   get reason(): Error | null {
     return this.#reason;
   }
 
-  /** Runs `listener` once when cancelled (at once if already); returns the unsubscribe. */
-  onCancel(listener: () => void): () => void {
-    if (this.#listeners === null) {
-      listener();
-      return () => {};
-    }
-    this.#listeners.push(listener);
-    return () => {
-      const i = this.#listeners?.indexOf(listener) ?? -1;
-      if (i >= 0) this.#listeners!.splice(i, 1);
-    };
+  /** Tells `listener` once when cancelled (at once if already). */
+  subscribe(listener: CancelListener): void {
+    if (this.#listeners === null) listener.onCancelled();
+    else this.#listeners.push(listener);
+  }
+
+  unsubscribe(listener: CancelListener): void {
+    const i = this.#listeners?.indexOf(listener) ?? -1;
+    if (i >= 0) this.#listeners!.splice(i, 1);
   }
 
   cancel(reason: Error): void {
@@ -33,7 +36,7 @@ export class Cancellation {
     const listeners = this.#listeners;
     this.#listeners = null;
     this.#reason = reason;
-    for (const listener of listeners) listener();
+    for (const listener of listeners) listener.onCancelled();
   }
 }
 
@@ -76,7 +79,8 @@ export class CallContext implements ToolContext {
   get signal(): AbortSignal {
     if (this.#controller === null) {
       this.#controller = new AbortController();
-      this.ended.onCancel(() => this.#controller!.abort(this.ended.reason));
+      const controller = this.#controller;
+      this.ended.subscribe({ onCancelled: () => controller.abort(this.ended.reason) });
     }
     return this.#controller.signal;
   }

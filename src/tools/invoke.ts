@@ -13,7 +13,7 @@ import { elapsedMs, explain, failure, reasonOf, type CallIdentity, type Invocati
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
 import { renderContent } from './render.ts';
 import { violations } from './schema.ts';
-import { CallContext, Cancellation } from './context.ts';
+import { CallContext, type CancelListener, type Cancellation } from './context.ts';
 import type { NestedResult } from './types.ts';
 
 export interface ToolCall {
@@ -216,35 +216,44 @@ function parseArguments(raw: unknown): unknown {
  * Races the handler against its deadline and the caller's cancellation; a late result is dropped.
  * A class rather than closures: this runs on every call.
  */
-class HandlerRace {
+class HandlerRace implements CancelListener {
   readonly #context: CallContext;
+  readonly #cancellation: Cancellation | null;
   readonly #resolve: (outcome: Settled) => void;
   readonly #timer: NodeJS.Timeout;
-  #unsubscribe: (() => void) | null = null;
   #done = false;
 
   constructor(context: CallContext, cancellation: Cancellation | null, resolve: (outcome: Settled) => void) {
     this.#context = context;
+    this.#cancellation = cancellation;
     this.#resolve = resolve;
-    this.#timer = setTimeout(this.#onDeadline, Math.max(0, context.deadline - Date.now()));
-    if (cancellation !== null) this.#unsubscribe = cancellation.onCancel(this.#onCancel);
+    this.#timer = setTimeout(onDeadline, Math.max(0, context.deadline - Date.now()), this);
+    cancellation?.subscribe(this);
   }
 
   get done(): boolean {
     return this.#done;
   }
 
-  readonly #onDeadline = (): void => this.finish({ kind: 'deadline' });
-  readonly #onCancel = (): void => this.finish({ kind: 'cancelled' });
+  onCancelled(): void {
+    this.finish(CANCELLED);
+  }
 
   finish(outcome: Settled): void {
     if (this.#done) return;
     this.#done = true;
     clearTimeout(this.#timer);
-    this.#unsubscribe?.();
+    this.#cancellation?.unsubscribe(this);
     if (outcome.kind === 'deadline' || outcome.kind === 'cancelled') this.#context.ended.cancel(new Error(outcome.kind));
     this.#resolve(outcome);
   }
+}
+
+const DEADLINE: Settled = { kind: 'deadline' };
+const CANCELLED: Settled = { kind: 'cancelled' };
+
+function onDeadline(race: HandlerRace): void {
+  race.finish(DEADLINE);
 }
 
 function settle(run: () => unknown, context: CallContext, cancellation: Cancellation | null): Promise<Settled> {
