@@ -38,6 +38,7 @@ export function createLogger(config: Config): Logger {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const logger = options.logger ?? createLogger(config);
@@ -59,15 +60,15 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     },
   });
 
-  // Only JSON is taken, parsed with limits on depth and integer size (src/json.ts).
+  // Only JSON is taken: strict UTF-8 (invalid bytes are refused, not replaced), then parsed with
+  // limits on depth and integer size (src/json.ts).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     try {
-      done(null, parseJson(text));
+      const text = utf8.decode(body as Buffer);
+      done(null, text.trim() === '' ? undefined : parseJson(text));
     } catch (err) {
-      done(new InvalidBody(err instanceof JsonInputError ? err.message : 'not valid JSON'), undefined);
+      done(new InvalidBody(err instanceof JsonInputError ? err.message : 'the body is not valid UTF-8'), undefined);
     }
   });
   app.setErrorHandler((error, request, reply) => sendProblem(request, reply, error));

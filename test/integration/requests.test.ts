@@ -70,6 +70,15 @@ describe.each(STORES)('request-level errors (%s store)', (store) => {
     expect(response.body.detail).toContain('2^53');
   });
 
+  it('answers 400 for a body that is not valid UTF-8 rather than replacing the bytes', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"name":"echo","arguments":{"text":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}')]);
+    const response = await app.inject({ method: 'POST', url: '/tools/invoke', headers: { 'content-type': 'application/json' }, payload: bytes });
+    expectProblem({ status: response.statusCode, headers: response.headers, body: response.json() }, 400);
+    expect(response.json().detail).toContain('UTF-8');
+    const fine = await post(app, { name: 'echo', arguments: { text: 'héllo ✓ 😀' } });
+    expect(fine.body.value).toEqual({ text: 'héllo ✓ 😀' });
+  });
+
   it('answers 413 for a body over MAX_BODY_BYTES', async () => {
     expectProblem(await post(app, { name: 'echo', arguments: { text: 'x'.repeat(4096) } }), 413);
   });
