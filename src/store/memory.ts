@@ -45,14 +45,14 @@ export class MemoryStore implements Store {
     }
     for (const [key, value] of commit.writes) entry.state.set(key, value);
     entry.events.push(commit.event);
-    if (entry.events.length > this.#options.sessionMaxEvents) {
-      entry.events.splice(0, entry.events.length - this.#options.sessionMaxEvents);
-    }
+    // Trimmed in batches, so a full log costs O(1) per event rather than a shift of every entry.
+    const max = this.#options.sessionMaxEvents;
+    if (entry.events.length >= 2 * max) entry.events.splice(0, entry.events.length - max);
     entry.expiresAt = Date.now() + this.#options.sessionTtlS * 1000;
   }
 
   async sessionEvents(sessionId: string): Promise<string[]> {
-    return [...(this.#live(sessionId)?.events ?? [])];
+    return (this.#live(sessionId)?.events ?? []).slice(-this.#options.sessionMaxEvents);
   }
 
   #sweep(): void {
