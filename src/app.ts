@@ -4,16 +4,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { InvalidBody, NotFound, sendProblem } from './errors.ts';
 import { JsonInputError, parseJson } from './json.ts';
+import { openApiPlugin } from './plugins/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invokeRoutes } from './routes/invoke.ts';
 import { toolRoutes } from './routes/tools.ts';
-import { problemSchema } from './schemas.ts';
 import { createStore } from './store/index.ts';
 import type { Store } from './store/types.ts';
 import { Dispatcher } from './tools/invoke.ts';
@@ -84,17 +82,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   app.decorate('toolport', { registry, store, dispatcher, config });
 
-  app.addSchema(problemSchema);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'toolport', version: VERSION, description: 'Executes the tool calls of large language models.' },
-    },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-
+  await app.register(openApiPlugin, { version: VERSION });
   await app.register(healthRoutes, { store });
   await app.register(toolRoutes, { registry });
   await app.register(invokeRoutes, { dispatcher });
