@@ -25,7 +25,6 @@ export interface AppOptions {
   logger?: Logger;
   /** Tools to register besides TOOL_PLUGINS, e.g. test tools: called with the registry before start. */
   register?: (registry: ToolRegistry) => void | Promise<void>;
-  store?: Store;
 }
 
 export function createLogger(config: Config): Logger {
@@ -72,7 +71,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.setErrorHandler((error, request, reply) => sendProblem(request, reply, error));
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new NotFound(`no route ${request.method} ${request.url.split('?')[0]}`)));
 
-  const store = options.store ?? (await createStore(config, logger));
+  const store = await createStore(config, logger);
   app.addHook('onClose', async () => store.close());
   const dispatcher = new Dispatcher({
     registry,
