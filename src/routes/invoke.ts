@@ -51,7 +51,7 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
       const format = request.query.format === undefined ? detectFormat(request.body) : formatByName(request.query.format);
       const parsed = format.parse(request.body);
       const scope = scopeOf(request, reply);
-      const results = await Promise.all(parsed.calls.map((call) => dispatcher.invoke(call, scope)));
+      const results = parsed.turn ? await Promise.all(parsed.calls.map((call) => dispatcher.invoke(call, scope))) : [await dispatcher.invoke(parsed.calls[0]!, scope)];
       reply.type('application/json').header('x-request-id', request.id);
       if (!parsed.turn) return reply.serializer(serializeResult).send(withMessage(format, results[0]!));
       return reply
