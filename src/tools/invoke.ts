@@ -220,15 +220,19 @@ class HandlerRace implements CancelListener {
   readonly #context: CallContext;
   readonly #cancellation: Cancellation | null;
   readonly #resolve: (outcome: Settled) => void;
-  readonly #timer: NodeJS.Timeout;
+  #timer: NodeJS.Timeout | null = null;
   #done = false;
 
   constructor(context: CallContext, cancellation: Cancellation | null, resolve: (outcome: Settled) => void) {
     this.#context = context;
     this.#cancellation = cancellation;
     this.#resolve = resolve;
-    this.#timer = setTimeout(onDeadline, Math.max(0, context.deadline - Date.now()), this);
     cancellation?.subscribe(this);
+  }
+
+  /** Starts the deadline timer, unless the handler has already answered. */
+  arm(): void {
+    if (!this.#done) this.#timer = setTimeout(onDeadline, Math.max(0, this.#context.deadline - Date.now()), this);
   }
 
   get done(): boolean {
@@ -242,7 +246,7 @@ class HandlerRace implements CancelListener {
   finish(outcome: Settled): void {
     if (this.#done) return;
     this.#done = true;
-    clearTimeout(this.#timer);
+    if (this.#timer !== null) clearTimeout(this.#timer);
     this.#cancellation?.unsubscribe(this);
     if (outcome.kind === 'deadline' || outcome.kind === 'cancelled') this.#context.ended.cancel(new Error(outcome.kind));
     this.#resolve(outcome);
@@ -268,6 +272,9 @@ function settle(run: () => unknown, context: CallContext, cancellation: Cancella
     } catch (error) {
       race.finish({ kind: 'threw', error });
     }
+    // A handler that has already answered settles in the microtask before this one, so most
+    // fast calls never create a timer.
+    queueMicrotask(() => race.arm());
   });
 }
 
