@@ -243,9 +243,11 @@ class HandlerRace implements CancelListener {
     this.finish(CANCELLED);
   }
 
-  finish(outcome: Settled): void {
+  finish(settled: Settled): void {
     if (this.#done) return;
     this.#done = true;
+    // A handler that blocked the event loop past its deadline answers late: that answer is dropped.
+    const outcome = settled.kind !== 'cancelled' && Date.now() > this.#context.deadline ? DEADLINE : settled;
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#cancellation?.unsubscribe(this);
     if (outcome.kind === 'deadline' || outcome.kind === 'cancelled') this.#context.ended.cancel(new Error(outcome.kind));

@@ -59,6 +59,16 @@ export const testTools: ToolDefinition[] = [
     },
   },
   {
+    name: 'blocks',
+    description: 'Blocks the event loop for some milliseconds, then answers.',
+    parameters: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] },
+    handler: (params) => {
+      const until = Date.now() + (params.ms as number);
+      while (Date.now() < until);
+      return ok(null, 'finally');
+    },
+  },
+  {
     name: 'throws',
     description: 'Throws an Error.',
     parameters: noArgs,

@@ -108,6 +108,11 @@ describe.each(STORES)('tool-level failures (%s store)', (store) => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
+  it('drops the answer of a handler that blocked past its deadline', async () => {
+    const { body } = await post(app, { name: 'blocks', arguments: { ms: 120 } }, { 'x-timeout-ms': '50' });
+    expect(body.error.code).toBe('deadline_exceeded');
+  });
+
   it('does not start the handler when the deadline has already passed', async () => {
     const { body } = await post(app, { name: 'echo', arguments: { text: 'x' } }, { 'x-timeout-ms': '0' });
     expect(body.error.code).toBe('deadline_exceeded');
