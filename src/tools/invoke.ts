@@ -182,7 +182,6 @@ export class Dispatcher {
       const event = {
         type: 'ToolInvoked',
         tool: identity.name.slice(0, 128), // an unknown name can be as long as the body
-
         call_id: identity.id,
         ...(scope.parentCallId && { parent_call_id: scope.parentCallId }),
         arguments_hash: params === null || params === undefined ? null : hashJson(params),
