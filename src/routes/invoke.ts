@@ -1,5 +1,5 @@
 /** POST /tools/invoke (a call or a turn, in any format) and POST /tools/{name}/invoke (bare arguments). */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastJson from 'fast-json-stringify';
 import { detectFormat, formatByName, type Format } from '../formats/index.ts';
 import { nativeFormat } from '../formats/native.ts';
@@ -29,6 +29,10 @@ function withMessage(format: Format, result: InvocationResult): InvocationResult
   return result;
 }
 
+function sendJson(request: FastifyRequest, reply: FastifyReply, serialize: (body: object) => string, body: object): FastifyReply {
+  return reply.type('application/json').header('x-request-id', request.id).serializer(serialize).send(body);
+}
+
 export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispatcher: Dispatcher }): Promise<void> {
   app.post<{ Querystring: { format?: string } }>(
     '/tools/invoke',
@@ -51,12 +55,12 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
       const format = request.query.format === undefined ? detectFormat(request.body) : formatByName(request.query.format);
       const parsed = format.parse(request.body);
       const scope = scopeOf(request, reply);
-      const results = parsed.turn ? await Promise.all(parsed.calls.map((call) => dispatcher.invoke(call, scope))) : [await dispatcher.invoke(parsed.calls[0]!, scope)];
-      reply.type('application/json').header('x-request-id', request.id);
-      if (!parsed.turn) return reply.serializer(serializeResult).send(withMessage(format, results[0]!));
-      return reply
-        .serializer(serializeTurn)
-        .send({ results: results.map((r) => withMessage(format, r)), messages: format.turnMessages(results) });
+      if (!parsed.turn) {
+        return sendJson(request, reply, serializeResult, withMessage(format, await dispatcher.invoke(parsed.calls[0]!, scope)));
+      }
+      const results = await Promise.all(parsed.calls.map((call) => dispatcher.invoke(call, scope)));
+      const body = { results: results.map((r) => withMessage(format, r)), messages: format.turnMessages(results) };
+      return sendJson(request, reply, serializeTurn, body);
     },
   );
 
@@ -80,8 +84,7 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
     async (request, reply) => {
       const scope = scopeOf(request, reply);
       const result = await dispatcher.invoke({ id: null, name: request.params.name, arguments: request.body ?? {}, parsed: true }, scope);
-      reply.type('application/json').header('x-request-id', request.id);
-      return reply.serializer(serializeResult).send(withMessage(nativeFormat, result));
+      return sendJson(request, reply, serializeResult, withMessage(nativeFormat, result));
     },
   );
 }
