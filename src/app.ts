@@ -11,6 +11,8 @@ import { JsonInputError, parseJson } from './json.ts';
 import { openApiPlugin } from './plugins/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invokeRoutes } from './routes/invoke.ts';
+import { sessionRoutes } from './routes/sessions.ts';
+import { registerPlanningTools } from './sessions/planning/tools.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { createStore } from './store/index.ts';
 import type { Store } from './store/types.ts';
@@ -40,6 +42,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const logger = options.logger ?? createLogger(config);
   const registry = new ToolRegistry();
+  await registry.withSource('built-in planning tools', () => registerPlanningTools(registry));
   if (options.register) await registry.withSource('app options', () => options.register!(registry));
   await loadPlugins(registry, config.toolPlugins);
 
@@ -85,6 +88,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(healthRoutes, { store });
   await app.register(toolRoutes, { registry });
   await app.register(invokeRoutes, { dispatcher });
+  await app.register(sessionRoutes, { store });
   return app;
 }
 

@@ -1,11 +1,18 @@
-/** context.session: reads go to the store, writes are staged and committed only if the handler succeeds. */
-import type { Store } from '../store/types.ts';
+/**
+ * context.session: reads go to the store and remember the version they saw; writes are staged and
+ * committed only if the handler succeeds, and only if nothing it read has changed since.
+ */
+import type { SessionCommit, Store } from '../store/types.ts';
 import type { SessionHandle } from '../tools/types.ts';
+
+const MAX_KEY_LENGTH = 256;
 
 export class StagedSession implements SessionHandle {
   readonly id: string;
   readonly #store: Store;
-  readonly #writes = new Map<string, string>();
+  /** The version of each key when it was first read from the store. */
+  readonly #reads = new Map<string, number>();
+  readonly #writes = new Map<string, string | null>();
   #open = true;
 
   constructor(store: Store, id: string) {
@@ -14,21 +21,54 @@ export class StagedSession implements SessionHandle {
   }
 
   async get<T = unknown>(key: string): Promise<T | undefined> {
-    const text = this.#writes.get(key) ?? (await this.#store.sessionGet(this.id, key));
-    return text === null ? undefined : (JSON.parse(text) as T);
+    return (await this.getMany<T>([key]))[0];
+  }
+
+  async getMany<T = unknown>(keys: readonly string[]): Promise<(T | undefined)[]> {
+    if (!Array.isArray(keys)) throw new TypeError('getMany takes an array of keys');
+    keys.forEach(checkKey);
+    const texts = new Map<string, string | null>();
+    const unstaged = keys.filter((key) => !this.#writes.has(key));
+    if (unstaged.length > 0) {
+      const read = await this.#store.sessionRead(this.id, unstaged);
+      unstaged.forEach((key, i) => {
+        texts.set(key, read.values[i] ?? null);
+        if (!this.#reads.has(key)) this.#reads.set(key, read.versions[i] ?? 0);
+      });
+    }
+    return keys.map((key) => {
+      const text = this.#writes.has(key) ? this.#writes.get(key) : texts.get(key);
+      return text === null || text === undefined ? undefined : (JSON.parse(text) as T);
+    });
   }
 
   async set(key: string, value: unknown): Promise<void> {
-    if (!this.#open) throw new Error('the call has ended: session writes are no longer accepted');
-    if (typeof key !== 'string' || key === '') throw new TypeError('a session key must be a non-empty string');
+    this.#assertOpen();
+    checkKey(key);
     const text = JSON.stringify(value);
     if (text === undefined) throw new TypeError(`session value for "${key}" has no JSON form`);
     this.#writes.set(key, text);
   }
 
-  /** Ends staging; what was staged is what the commit may write. */
-  close(): ReadonlyMap<string, string> {
+  async delete(key: string): Promise<void> {
+    this.#assertOpen();
+    checkKey(key);
+    this.#writes.set(key, null);
+  }
+
+  #assertOpen(): void {
+    if (!this.#open) throw new Error('the call has ended: session writes are no longer accepted');
+  }
+
+  /** Ends staging: what was read and staged is what the commit checks and writes. */
+  close(): Pick<SessionCommit, 'reads' | 'writes'> {
     this.#open = false;
-    return this.#writes;
+    return { reads: this.#reads, writes: this.#writes };
+  }
+}
+
+function checkKey(key: unknown): void {
+  if (typeof key !== 'string' || key === '' || key.length > MAX_KEY_LENGTH) {
+    throw new TypeError(`a session key must be a string of 1 to ${MAX_KEY_LENGTH} characters`);
   }
 }

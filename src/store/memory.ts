@@ -1,9 +1,12 @@
 /** The embedded store: one process, state in a Map, expiry checked on access and swept now and then. */
-import type { SessionCommit, Store, StoreOptions } from './types.ts';
+import type { EventPage, SessionCommit, SessionRead, Store, StoreOptions } from './types.ts';
 
 interface SessionEntry {
   state: Map<string, string>;
+  versions: Map<string, number>;
   events: string[];
+  /** Events ever appended; the newest `events.length` of them are kept. */
+  total: number;
   expiresAt: number;
 }
 
@@ -33,26 +36,49 @@ export class MemoryStore implements Store {
     return entry;
   }
 
-  async sessionGet(sessionId: string, key: string): Promise<string | null> {
-    return this.#live(sessionId)?.state.get(key) ?? null;
+  async sessionRead(sessionId: string, keys: readonly string[]): Promise<SessionRead> {
+    const entry = this.#live(sessionId);
+    return {
+      values: keys.map((key) => entry?.state.get(key) ?? null),
+      versions: keys.map((key) => entry?.versions.get(key) ?? 0),
+    };
   }
 
-  async commitSession(sessionId: string, commit: SessionCommit): Promise<void> {
+  async commitSession(sessionId: string, commit: SessionCommit): Promise<boolean> {
     let entry = this.#live(sessionId);
+    for (const [key, version] of commit.reads) if ((entry?.versions.get(key) ?? 0) !== version) return false;
     if (entry === undefined) {
-      entry = { state: new Map(), events: [], expiresAt: 0 };
+      entry = { state: new Map(), versions: new Map(), events: [], total: 0, expiresAt: 0 };
       this.#sessions.set(sessionId, entry);
     }
-    for (const [key, value] of commit.writes) entry.state.set(key, value);
+    for (const [key, value] of commit.writes) {
+      if (value === null) entry.state.delete(key);
+      else entry.state.set(key, value);
+      entry.versions.set(key, (entry.versions.get(key) ?? 0) + 1);
+    }
     entry.events.push(commit.event);
+    entry.total += 1;
     // Trimmed in batches, so a full log costs O(1) per event rather than a shift of every entry.
     const max = this.#options.sessionMaxEvents;
     if (entry.events.length >= 2 * max) entry.events.splice(0, entry.events.length - max);
     entry.expiresAt = Date.now() + this.#options.sessionTtlS * 1000;
+    return true;
   }
 
-  async sessionEvents(sessionId: string): Promise<string[]> {
-    return (this.#live(sessionId)?.events ?? []).slice(-this.#options.sessionMaxEvents);
+  async sessionEvents(sessionId: string, after: number, limit: number): Promise<EventPage> {
+    const entry = this.#live(sessionId);
+    if (entry === undefined) return { events: [], firstSeq: Math.max(after + 1, 1), total: 0 };
+    const kept = Math.min(entry.events.length, this.#options.sessionMaxEvents);
+    const first = entry.total - kept + 1;
+    const start = Math.max(after + 1, first);
+    const from = entry.events.length - kept + (start - first);
+    return { events: entry.events.slice(from, from + limit), firstSeq: start, total: entry.total };
+  }
+
+  async deleteSession(sessionId: string): Promise<boolean> {
+    const existed = this.#live(sessionId) !== undefined;
+    this.#sessions.delete(sessionId);
+    return existed;
   }
 
   #sweep(): void {

@@ -5,15 +5,17 @@
 import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { StoreUnavailableError, type SessionCommit, type Store, type StoreOptions } from './types.ts';
+import { StoreUnavailableError, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreOptions } from './types.ts';
 
 export const COMMAND_TIMEOUT_MS = 1000;
 const READY_WAIT_MS = 2000;
 
-const commitSessionLua = readFileSync(new URL('./lua/commitSession.lua', import.meta.url), 'utf8');
+const lua = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 
 type Client = (Redis | Cluster) & {
-  commitSession(stateKey: string, eventsKey: string, ...args: (string | number)[]): Promise<number>;
+  commitSession(state: string, versions: string, events: string, seq: string, ...args: (string | number)[]): Promise<number>;
+  readSession(state: string, versions: string, ...fields: string[]): Promise<[(string | null)[], (string | null)[]]>;
+  sessionEvents(events: string, seq: string, after: number, limit: number): Promise<[number, number, string[]]>;
 };
 
 const CLIENT_OPTIONS: RedisOptions = {
@@ -43,7 +45,9 @@ export class RedisStore implements Store {
     const client = target.clusterNodes
       ? new Cluster([...target.clusterNodes], { enableOfflineQueue: false, redisOptions: CLIENT_OPTIONS })
       : new Redis(target.url ?? 'redis://127.0.0.1:6379', CLIENT_OPTIONS);
-    client.defineCommand('commitSession', { numberOfKeys: 2, lua: commitSessionLua });
+    client.defineCommand('commitSession', { numberOfKeys: 4, lua: lua('commitSession') });
+    client.defineCommand('readSession', { numberOfKeys: 2, lua: lua('readSession') });
+    client.defineCommand('sessionEvents', { numberOfKeys: 2, lua: lua('sessionEvents') });
     client.on('error', (err: Error) => this.#noteError(err));
     client.on('ready', () => {
       if (this.#lastError !== null) this.#log.info('redis is reachable again');
@@ -95,27 +99,33 @@ export class RedisStore implements Store {
     await this.#run(() => this.#client.ping());
   }
 
-  async sessionGet(sessionId: string, key: string): Promise<string | null> {
-    return this.#run(() => this.#client.hget(this.#key(sessionId, 'state'), key));
+  /** The session's four keys, all under one hash tag so its scripts run on Redis Cluster. */
+  #sessionKeys(sessionId: string): [state: string, versions: string, events: string, seq: string] {
+    return [this.#key(sessionId, 'state'), this.#key(sessionId, 'versions'), this.#key(sessionId, 'events'), this.#key(sessionId, 'seq')];
   }
 
-  async commitSession(sessionId: string, commit: SessionCommit): Promise<void> {
-    const pairs: string[] = [];
-    for (const [key, value] of commit.writes) pairs.push(key, value);
-    await this.#run(() =>
-      this.#client.commitSession(
-        this.#key(sessionId, 'state'),
-        this.#key(sessionId, 'events'),
-        this.#options.sessionTtlS * 1000,
-        this.#options.sessionMaxEvents,
-        commit.event,
-        ...pairs,
-      ),
-    );
+  async sessionRead(sessionId: string, keys: readonly string[]): Promise<SessionRead> {
+    if (keys.length === 0) return { values: [], versions: [] };
+    const [state, versions] = this.#sessionKeys(sessionId);
+    const [values, seen] = await this.#run(() => this.#client.readSession(state, versions, ...keys));
+    return { values: keys.map((_, i) => values[i] ?? null), versions: keys.map((_, i) => Number(seen[i] ?? 0)) };
   }
 
-  async sessionEvents(sessionId: string): Promise<string[]> {
-    return this.#run(() => this.#client.lrange(this.#key(sessionId, 'events'), 0, -1));
+  async commitSession(sessionId: string, commit: SessionCommit): Promise<boolean> {
+    const args: (string | number)[] = [this.#options.sessionTtlS * 1000, this.#options.sessionMaxEvents, commit.event, commit.reads.size];
+    for (const [key, version] of commit.reads) args.push(key, String(version));
+    for (const [key, value] of commit.writes) args.push(value === null ? 'd' : 's', key, value ?? '');
+    return (await this.#run(() => this.#client.commitSession(...this.#sessionKeys(sessionId), ...args))) === 1;
+  }
+
+  async sessionEvents(sessionId: string, after: number, limit: number): Promise<EventPage> {
+    const [, , events, seq] = this.#sessionKeys(sessionId);
+    const [total, firstSeq, page] = await this.#run(() => this.#client.sessionEvents(events, seq, after, limit));
+    return { events: page, firstSeq: Number(firstSeq), total: Number(total) };
+  }
+
+  async deleteSession(sessionId: string): Promise<boolean> {
+    return (await this.#run(() => this.#client.del(...this.#sessionKeys(sessionId)))) > 0;
   }
 
   async close(): Promise<void> {

@@ -12,10 +12,28 @@ export interface StoreOptions {
   readonly sessionMaxEvents: number;
 }
 
-/** A handler's staged session writes (values as JSON text) and the call's ToolInvoked event. */
+/** Values of session keys (JSON text, null when absent) and the version each had when read (0 = never written). */
+export interface SessionRead {
+  readonly values: (string | null)[];
+  readonly versions: number[];
+}
+
+/**
+ * A handler's staged session writes and the call's ToolInvoked event. The writes apply only if
+ * every key in `reads` still has the version the handler saw (optimistic concurrency).
+ */
 export interface SessionCommit {
-  readonly writes: ReadonlyMap<string, string>;
+  readonly reads: ReadonlyMap<string, number>;
+  /** New values as JSON text; null deletes the key. */
+  readonly writes: ReadonlyMap<string, string | null>;
   readonly event: string;
+}
+
+/** A page of a session's events: `events[i]` has sequence number `firstSeq + i`; `total` events were ever logged. */
+export interface EventPage {
+  readonly events: string[];
+  readonly firstSeq: number;
+  readonly total: number;
 }
 
 export interface Store {
@@ -24,10 +42,16 @@ export interface Store {
   assertAvailable(): void;
   /** A round trip; throws StoreUnavailableError when the store does not answer in time. */
   ping(): Promise<void>;
-  sessionGet(sessionId: string, key: string): Promise<string | null>;
-  /** Applies the writes and appends the event in one atomic step, refreshing the session's TTL. */
-  commitSession(sessionId: string, commit: SessionCommit): Promise<void>;
-  /** The session's events, oldest first (JSON text). */
-  sessionEvents(sessionId: string): Promise<string[]>;
+  /** Reads several session keys and their versions in one atomic step. */
+  sessionRead(sessionId: string, keys: readonly string[]): Promise<SessionRead>;
+  /**
+   * Checks the read versions, applies the writes and appends the event in one atomic step, refreshing
+   * the session's TTL. Returns false, changing nothing, when a key read has changed since (a conflict).
+   */
+  commitSession(sessionId: string, commit: SessionCommit): Promise<boolean>;
+  /** Events with sequence numbers after `after` (oldest first, at most `limit`) among those still kept. */
+  sessionEvents(sessionId: string, after: number, limit: number): Promise<EventPage>;
+  /** Removes the session's state and events; true when there was something to remove. */
+  deleteSession(sessionId: string): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -6,8 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { deepFreeze, JsonInputError, parseJson } from '../json.ts';
+import { KeyedLock } from '../sessions/lock.ts';
 import { StagedSession } from '../sessions/staged.ts';
-import { StoreUnavailableError, type Store } from '../store/types.ts';
+import { StoreUnavailableError, type SessionCommit, type Store } from '../store/types.ts';
 import { hashJson } from './hash.ts';
 import { elapsedMs, explain, failure, reasonOf, type CallIdentity, type InvocationResult } from './outcome.ts';
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
@@ -49,9 +50,14 @@ export interface DispatcherOptions {
 }
 
 const MAX_NESTING = 8;
+/** Attempts of a handler whose session writes keep conflicting with other calls' (bounded by the deadline too). */
+const MAX_SESSION_ATTEMPTS = 32;
+const NOTHING_STAGED: Pick<SessionCommit, 'reads' | 'writes'> = { reads: new Map(), writes: new Map() };
 
 export class Dispatcher {
   readonly #options: DispatcherOptions;
+  /** Retries after a session conflict run one at a time per session here; replicas race by version. */
+  readonly #sessionRetries = new KeyedLock();
 
   constructor(options: DispatcherOptions) {
     this.#options = options;
@@ -68,7 +74,7 @@ export class Dispatcher {
     const tool = this.#options.registry.get(call.name);
     if (tool === undefined) {
       const [message, detail] = explain.unknownTool(call.name, this.#options.registry.list().map((t) => t.name));
-      return this.#finish(scope, identity, null, failure(identity, 'unknown_tool', message, detail, max), new Map());
+      return this.#finish(scope, identity, null, failure(identity, 'unknown_tool', message, detail, max));
     }
     identity.toolHash = tool.hash;
     let params: unknown;
@@ -76,22 +82,41 @@ export class Dispatcher {
       params = call.parsed === true ? call.arguments : parseArguments(call.arguments);
     } catch (err) {
       const [message, detail] = explain.notJson(tool, reasonOf(err));
-      return this.#finish(scope, identity, null, failure(identity, 'invalid_arguments', message, detail, max), new Map());
+      return this.#finish(scope, identity, null, failure(identity, 'invalid_arguments', message, detail, max));
     }
     if (!tool.validateParams(params)) {
       const [message, detail] = explain.invalid(tool);
-      return this.#finish(scope, identity, params, failure(identity, 'invalid_arguments', message, detail, max), new Map());
+      return this.#finish(scope, identity, params, failure(identity, 'invalid_arguments', message, detail, max));
     }
     const budgetMs = Math.min(scope.timeoutMs ?? Infinity, tool.timeoutMs ?? Infinity, this.#options.defaultTimeoutMs);
     const deadline = scope.receivedAt + budgetMs;
     if (Date.now() >= deadline) {
       const [message, detail] = explain.deadline(tool, budgetMs);
-      return this.#finish(scope, identity, params, failure(identity, 'deadline_exceeded', message, detail, max), new Map());
+      return this.#finish(scope, identity, params, failure(identity, 'deadline_exceeded', message, detail, max));
     }
-    const session = scope.sessionId === null ? null : new StagedSession(this.#options.store, scope.sessionId);
-    if (session !== null) this.#options.store.assertAvailable();
-    const result = await this.#run(tool, deepFreeze(params) as Record<string, unknown>, identity, scope, session, deadline, budgetMs);
-    return this.#finish(scope, identity, params, result, session?.close() ?? new Map());
+    const frozen = deepFreeze(params) as Record<string, unknown>;
+    const sessionId = scope.sessionId;
+    if (sessionId === null) {
+      const result = await this.#run(tool, frozen, identity, scope, null, deadline, budgetMs);
+      return this.#finish(scope, identity, params, result);
+    }
+    this.#options.store.assertAvailable();
+    // Optimistic concurrency: run, then commit only if what the handler read is unchanged; else run again.
+    const attempt = async (): Promise<InvocationResult | null> => {
+      const session = new StagedSession(this.#options.store, sessionId);
+      const result = await this.#run(tool, frozen, identity, scope, session, deadline, budgetMs);
+      return this.#commit(scope, identity, params, result, session.close());
+    };
+    let result = await attempt();
+    for (let attempts = 1; result === null; attempts++) {
+      if (attempts >= MAX_SESSION_ATTEMPTS || Date.now() >= deadline) {
+        const [message, detail] = attempts >= MAX_SESSION_ATTEMPTS ? explain.sessionContended(tool, attempts) : explain.deadline(tool, budgetMs);
+        const code = attempts >= MAX_SESSION_ATTEMPTS ? 'handler_error' : 'deadline_exceeded';
+        return this.#finish(scope, identity, params, failure(identity, code, message, detail, max));
+      }
+      result = await this.#sessionRetries.run(sessionId, attempt);
+    }
+    return result;
   }
 
   async #run(
@@ -163,20 +188,22 @@ export class Dispatcher {
     return { success: result.success, message: result.message, value: result.value, error: result.error };
   }
 
-  /** Records the ToolInvoked event: committed with the session's staged writes, or logged alone. */
-  async #finish(
+  /** Records the ToolInvoked event of a call that wrote nothing to its session. */
+  async #finish(scope: InvocationScope, identity: CallIdentity, params: unknown, result: InvocationResult): Promise<InvocationResult> {
+    return (await this.#commit(scope, identity, params, result, NOTHING_STAGED)) ?? result; // nothing read: never a conflict
+  }
+
+  /**
+   * Records the ToolInvoked event, committed with the session's staged writes (only on success) or
+   * logged alone. Answers null, recording nothing, when the session changed under the handler.
+   */
+  async #commit(
     scope: InvocationScope,
     identity: CallIdentity,
     params: unknown,
     result: InvocationResult,
-    writes: ReadonlyMap<string, string>,
-  ): Promise<InvocationResult> {
-    if (scope.log.isLevelEnabled('info')) {
-      scope.log.info(
-        { event: 'ToolInvoked', tool: identity.name, callId: identity.id, session: scope.sessionId, caller: scope.caller, success: result.success, code: result.error?.code ?? null, durationMs: result.duration_ms },
-        'tool invoked',
-      );
-    }
+    staged: Pick<SessionCommit, 'reads' | 'writes'>,
+  ): Promise<InvocationResult | null> {
     if (scope.sessionId !== null) {
       const event = {
         type: 'ToolInvoked',
@@ -190,10 +217,16 @@ export class Dispatcher {
         at: new Date().toISOString(),
         caller: scope.caller,
       };
-      await this.#options.store.commitSession(scope.sessionId, {
-        writes: result.success ? writes : new Map(),
-        event: JSON.stringify(event),
-      });
+      // Reads matter only to a call that writes: a read-only call never conflicts.
+      const writes = result.success ? staged.writes : NOTHING_STAGED.writes;
+      const reads = writes.size > 0 ? staged.reads : NOTHING_STAGED.reads;
+      if (!(await this.#options.store.commitSession(scope.sessionId, { reads, writes, event: JSON.stringify(event) }))) return null;
+    }
+    if (scope.log.isLevelEnabled('info')) {
+      scope.log.info(
+        { event: 'ToolInvoked', tool: identity.name, callId: identity.id, session: scope.sessionId, caller: scope.caller, success: result.success, code: result.error?.code ?? null, durationMs: result.duration_ms },
+        'tool invoked',
+      );
     }
     return result;
   }

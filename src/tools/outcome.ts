@@ -108,6 +108,12 @@ export const explain = {
       reason,
     ];
   },
+  sessionContended(tool: RegisteredTool, attempts: number): [string, string] {
+    return [
+      `Tool "${tool.name}" could not save its change: other calls kept changing the same session state (${attempts} attempts). Nothing was changed; try the call again.`,
+      `session write conflicted ${attempts} times`,
+    ];
+  },
   cancelled(tool: RegisteredTool): [string, string] {
     return [`The call to tool "${tool.name}" was cancelled by the caller.`, 'cancelled by the caller'];
   },

@@ -36,7 +36,10 @@ export interface ToolExample {
 export interface SessionHandle {
   readonly id: string;
   get<T = unknown>(key: string): Promise<T | undefined>;
+  /** Several keys read at one instant, in one round trip. */
+  getMany<T = unknown>(keys: readonly string[]): Promise<(T | undefined)[]>;
   set(key: string, value: unknown): Promise<void>;
+  delete(key: string): Promise<void>;
 }
 
 export interface Resources {

@@ -46,3 +46,16 @@ export async function post(app: FastifyInstance, body: unknown, headers: Record<
   });
   return { status: response.statusCode, headers: response.headers, body: response.json() as Record<string, any> };
 }
+
+/** GET a JSON route and return status, headers and parsed body. */
+export async function get(app: FastifyInstance, url: string, headers: Record<string, string> = {}) {
+  const response = await app.inject({ method: 'GET', url, headers });
+  return { status: response.statusCode, headers: response.headers, text: response.body, body: (response.body === '' ? null : response.json()) as Record<string, any> };
+}
+
+/** The session's ToolInvoked events, oldest first, as GET /sessions/{id}/events answers them. */
+export async function sessionEvents(app: FastifyInstance, session: string): Promise<Record<string, any>[]> {
+  const page = await get(app, `/sessions/${session}/events?limit=1000`);
+  if (page.status !== 200) throw new Error(`GET /sessions/${session}/events answered ${page.status}: ${page.text}`);
+  return page.body.events as Record<string, any>[];
+}

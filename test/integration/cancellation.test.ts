@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, STORES } from '../helpers/app.ts';
+import { makeApp, sessionEvents, STORES } from '../helpers/app.ts';
 import { aborted } from '../helpers/tools.ts';
 
 describe.each(STORES)('caller disconnect (%s store)', (store) => {
@@ -32,7 +32,7 @@ describe.each(STORES)('caller disconnect (%s store)', (store) => {
     expect(aborted.get(callId)).toBeGreaterThanOrEqual(gone);
     expect(aborted.get(callId)! - gone).toBeLessThan(500);
     await sleep(50);
-    const events = (await app.toolport.store.sessionEvents(session)).map((e) => JSON.parse(e));
+    const events = await sessionEvents(app, session);
     expect(events.map((e) => [e.call_id, e.error_code])).toEqual([[callId, 'cancelled']]);
   });
 

@@ -15,7 +15,8 @@ describe.each(STORES)('discovery (%s store)', (store) => {
     const response = await app.inject({ method: 'GET', url: '/tools' });
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    expect(body.tools.map((t: { name: string }) => t.name)).toEqual(testTools.map((t) => t.name));
+    const builtIn = ['planning_setup_plan', 'planning_add_step', 'planning_update_step', 'planning_read_plan'];
+    expect(body.tools.map((t: { name: string }) => t.name)).toEqual([...builtIn, ...testTools.map((t) => t.name)]);
     expect(response.headers.etag).toBe(`"${body.hash}"`);
     const echo = body.tools.find((t: { name: string }) => t.name === 'echo');
     expect(echo).toMatchObject({ description: 'Echo the text back.', examples: [], idempotency: null, annotations: null });

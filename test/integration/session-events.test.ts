@@ -2,7 +2,7 @@
 import { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { makeApp, post, STORES } from '../helpers/app.ts';
+import { makeApp, post, sessionEvents, STORES } from '../helpers/app.ts';
 
 describe.each(STORES)('session writes and events (%s store)', (store) => {
   let app: FastifyInstance;
@@ -11,8 +11,7 @@ describe.each(STORES)('session writes and events (%s store)', (store) => {
   });
   afterAll(() => app.close());
 
-  const events = async (session: string) =>
-    (await app.toolport.store.sessionEvents(session)).map((e) => JSON.parse(e) as Record<string, unknown>);
+  const events = (session: string) => sessionEvents(app, session);
 
   it("commits a successful handler's writes, visible to the next call of the session", async () => {
     const headers = { 'x-session-id': `s-ok-${store}` };
@@ -75,7 +74,7 @@ describe('session keys in Redis', () => {
     try {
       await post(app, { name: 'counter', arguments: {} }, { 'x-session-id': 'ttl-1' });
       const keys = (await redis.keys(`${prefix}*`)).sort();
-      expect(keys).toEqual([`${prefix}{session:ttl-1}:events`, `${prefix}{session:ttl-1}:state`]);
+      expect(keys).toEqual(['events', 'seq', 'state', 'versions'].map((part) => `${prefix}{session:ttl-1}:${part}`));
       for (const key of keys) {
         const ttl = await redis.pttl(key);
         expect(ttl).toBeGreaterThan(55_000);

@@ -1,0 +1,114 @@
+/** Session reads and removal (SPEC §6), and the planning tools' system-prompt section. */
+import type { FastifyInstance } from 'fastify';
+import { NotFound } from '../errors.ts';
+import { problemResponses } from '../schemas.ts';
+import { planningInstructions, STRATEGIES, type PlanningStrategy } from '../sessions/planning/instructions.ts';
+import { readPlan } from '../sessions/planning/plan.ts';
+import { planSchema } from '../sessions/planning/tools.ts';
+import { StagedSession } from '../sessions/staged.ts';
+import type { Store } from '../store/types.ts';
+
+const MAX_PAGE = 1000;
+
+const sessionParams = {
+  type: 'object',
+  properties: { id: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'the X-Session-Id' } },
+  required: ['id'],
+};
+
+const eventsPageSchema = {
+  type: 'object',
+  properties: {
+    session_id: { type: 'string' },
+    events: {
+      type: 'array',
+      description: 'ToolInvoked events, oldest first, each with its sequence number `seq`',
+      items: { type: 'object', additionalProperties: true, properties: { seq: { type: 'integer' } } },
+    },
+    total: { type: 'integer', description: 'events ever logged in this session (the oldest beyond SESSION_MAX_EVENTS are dropped)' },
+    next_after: { type: ['integer', 'null'], description: 'pass as `after` for the next page; null on the last page' },
+  },
+  required: ['session_id', 'events', 'total', 'next_after'],
+};
+
+export async function sessionRoutes(app: FastifyInstance, { store }: { store: Store }): Promise<void> {
+  app.get<{ Params: { id: string } }>(
+    '/sessions/:id/plan',
+    {
+      schema: {
+        summary: "The session's plan (planning tools)",
+        operationId: 'getSessionPlan',
+        tags: ['sessions'],
+        params: sessionParams,
+        response: { 200: planSchema, ...problemResponses(400, 404, 503) },
+      },
+    },
+    async (request) => {
+      const plan = await readPlan(new StagedSession(store, request.params.id));
+      if (plan === undefined) throw new NotFound(`session "${request.params.id}" has no plan`);
+      return plan;
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { after: number; limit: number } }>(
+    '/sessions/:id/events',
+    {
+      schema: {
+        summary: "The session's ToolInvoked events, oldest first, a page at a time",
+        operationId: 'listSessionEvents',
+        tags: ['sessions'],
+        params: sessionParams,
+        querystring: {
+          type: 'object',
+          properties: {
+            after: { type: 'integer', minimum: 0, default: 0, description: 'only events with a greater seq' },
+            limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 100 },
+          },
+        },
+        response: { 200: eventsPageSchema, ...problemResponses(400, 503) },
+      },
+    },
+    async (request) => {
+      const { after, limit } = request.query;
+      const page = await store.sessionEvents(request.params.id, after, limit);
+      const events = page.events.map((text, i) => ({ seq: page.firstSeq + i, ...(JSON.parse(text) as object) }));
+      const last = page.firstSeq + events.length - 1;
+      return { session_id: request.params.id, events, total: page.total, next_after: events.length === limit && last < page.total ? last : null };
+    },
+  );
+
+  // An admin route once API keys exist (issue 8).
+  app.delete<{ Params: { id: string } }>(
+    '/sessions/:id',
+    {
+      schema: {
+        summary: "Remove the session's state and events (idempotent)",
+        operationId: 'deleteSession',
+        tags: ['sessions'],
+        params: sessionParams,
+        response: { 204: { description: 'removed, or there was nothing to remove', type: 'null' }, ...problemResponses(400, 503) },
+      },
+    },
+    async (request, reply) => {
+      await store.deleteSession(request.params.id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.get<{ Querystring: { strategy: PlanningStrategy } }>(
+    '/planning/instructions',
+    {
+      schema: {
+        summary: 'The planning tools section of a system prompt, for a reasoning strategy',
+        operationId: 'getPlanningInstructions',
+        tags: ['sessions'],
+        querystring: {
+          type: 'object',
+          properties: { strategy: { type: 'string', enum: [...STRATEGIES], default: 'react' } },
+        },
+        response: { 200: { description: 'markdown', content: { 'text/markdown': { schema: { type: 'string' } } } }, ...problemResponses(400) },
+      },
+    },
+    async (request, reply) => reply.type('text/markdown; charset=utf-8').send(planningInstructions(request.query.strategy)),
+  );
+}
