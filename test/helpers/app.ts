@@ -50,7 +50,8 @@ export async function post(app: FastifyInstance, body: unknown, headers: Record<
 /** GET a JSON route and return status, headers and parsed body. */
 export async function get(app: FastifyInstance, url: string, headers: Record<string, string> = {}) {
   const response = await app.inject({ method: 'GET', url, headers });
-  return { status: response.statusCode, headers: response.headers, text: response.body, body: (response.body === '' ? null : response.json()) as Record<string, any> };
+  const json = /json/.test(String(response.headers['content-type'] ?? '')) && response.body !== '';
+  return { status: response.statusCode, headers: response.headers, text: response.body, body: (json ? response.json() : null) as Record<string, any> };
 }
 
 /** The session's ToolInvoked events, oldest first, as GET /sessions/{id}/events answers them. */
