@@ -74,7 +74,21 @@ async function startServers(targets: Set<Target>): Promise<Map<Target, string>> 
   return bases;
 }
 
+/** The session of the n-th connection of a scenario that gives each connection its own. */
+const sessionOf = (headers: Record<string, string>, n: number) => ({ ...headers, 'x-session-id': `${headers['x-session-id'] ?? 'bench'}-${n}` });
+
+async function runSetup(scenario: Scenario, base: string): Promise<void> {
+  const sessions = scenario.sessionPerConnection ? CONNECTIONS : 1;
+  for (const step of scenario.setup ?? []) for (let n = 0; n < sessions; n++) {
+    const headers = scenario.sessionPerConnection ? sessionOf(step.headers, n) : step.headers;
+    const res = await fetch(base + step.path, { method: 'POST', headers, body: step.body, signal: AbortSignal.timeout(10_000) });
+    const text = await res.text();
+    if (!res.ok || (JSON.parse(text) as { success?: boolean }).success === false) throw new Error(`set-up of "${scenario.name}" failed: ${res.status} ${text.slice(0, 300)}`);
+  }
+}
+
 async function runScenario(scenario: Scenario, base: string, duration: number): Promise<LoadResult> {
+  await runSetup(scenario, base);
   const options: autocannon.Options = {
     url: base + scenario.path,
     method: scenario.method,
@@ -82,6 +96,10 @@ async function runScenario(scenario: Scenario, base: string, duration: number): 
     body: scenario.body,
     connections: CONNECTIONS,
   };
+  if (scenario.sessionPerConnection) {
+    let next = 0;
+    options.setupClient = (client) => client.setHeaders(sessionOf(scenario.headers, next++ % CONNECTIONS));
+  }
   // Warm-up lets V8 optimise the hot path and pools fill; its numbers are discarded.
   await load({ ...options, duration: WARMUP_SECONDS });
   return load({ ...options, duration });

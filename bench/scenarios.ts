@@ -12,6 +12,10 @@ export interface Scenario {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
+  /** Requests sent once before the load (e.g. creating the plan that the scenario updates); each must answer 2xx. */
+  setup?: { path: string; headers: Record<string, string>; body: string }[];
+  /** Each connection gets its own session (`<x-session-id>-<n>`, set up once each), so calls do not contend. */
+  sessionPerConnection?: boolean;
 }
 
 /** Every other scenario's req/s is reported as a ratio to this one. */
@@ -22,11 +26,34 @@ const SESSION_HEADERS = { ...JSON_HEADERS, 'x-session-id': 'bench-1' };
 // The baseline echoes the very same payload the native invoke parses, so the ratio isolates toolport's own cost.
 const INVOKE_BODY = JSON.stringify({ name: 'echo', arguments: { text: 'hi' } });
 
+/**
+ * planning_update_step on step 1 of a plan of `steps` steps. One session per connection: what is
+ * measured is the cost of an update as the plan grows, not 32 writers contending for one step.
+ */
+function planUpdate(target: Target, steps: number): Scenario {
+  const headers = { ...JSON_HEADERS, 'x-session-id': `bench-plan-${steps}` };
+  const initial_steps = Array.from({ length: steps }, (_, i) => `step ${i + 1} of the benchmark plan`);
+  return {
+    name: `planning_update_step, ${steps}-step plan (${target} store)`,
+    target,
+    path: '/tools/invoke',
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'planning_update_step', arguments: { step_id: 1, status: 'in_progress' } }),
+    setup: [{ path: '/tools/invoke', headers, body: JSON.stringify({ name: 'planning_setup_plan', arguments: { objective: 'benchmark', initial_steps } }) }],
+    sessionPerConnection: true,
+  };
+}
+
 export const scenarios: Scenario[] = [
   { name: BASELINE, target: 'bare', path: '/echo', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY },
   { name: 'native invoke (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY },
   { name: 'native invoke + session (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: SESSION_HEADERS, body: INVOKE_BODY },
   { name: 'native invoke (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY },
   { name: 'native invoke + session (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: SESSION_HEADERS, body: INVOKE_BODY },
+  planUpdate('memory', 1),
+  planUpdate('memory', 1000),
+  planUpdate('redis', 1),
+  planUpdate('redis', 1000),
   { name: 'per-tool route (memory store)', target: 'memory', path: '/tools/echo/invoke', method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ text: 'hi' }) },
 ];

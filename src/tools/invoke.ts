@@ -114,6 +114,7 @@ export class Dispatcher {
         const code = attempts >= MAX_SESSION_ATTEMPTS ? 'handler_error' : 'deadline_exceeded';
         return this.#finish(scope, identity, params, failure(identity, code, message, detail, max));
       }
+      scope.log.debug({ tool: tool.name, callId: identity.id, session: sessionId, attempt: attempts + 1 }, 'the session changed under the call: running it again');
       result = await this.#sessionRetries.run(sessionId, attempt);
     }
     return result;
