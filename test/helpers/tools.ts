@@ -125,6 +125,17 @@ export const testTools: ToolDefinition[] = [
     },
   },
   {
+    name: 'conflicts',
+    description: 'Reads the counter, bumps it through a nested call, then writes: its own commit always conflicts.',
+    parameters: noArgs,
+    handler: async (_params, context) => {
+      await context.session!.get('count');
+      await context.invoke('counter', {});
+      await context.session!.set('never', true);
+      return ok(null, 'written');
+    },
+  },
+  {
     name: 'mutates',
     description: 'Tries to change its params and its context.',
     parameters: { type: 'object', properties: { list: { type: 'array', items: { type: 'integer' } } } },

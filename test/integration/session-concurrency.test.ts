@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, post } from '../helpers/app.ts';
+import { makeApp, post, sessionEvents } from '../helpers/app.ts';
 
 const CALLS = 64;
 
@@ -58,6 +58,17 @@ describe('concurrent writes to one session', () => {
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => post(replicas[i % 2]!, { name: 'counter', arguments: {} }, headers)));
     expect(results.map((r) => r.body.value.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     expect((await post(replicas[0]!, { name: 'counter', arguments: {} }, headers)).body.value).toEqual({ count: 41 });
+  });
+
+  it('gives up after 32 conflicting attempts with handler_error, writing nothing of its own', async () => {
+    const headers = { 'x-session-id': `conflict-${randomUUID()}` };
+    const result = (await post(memory, { name: 'conflicts', arguments: {} }, headers)).body;
+    expect(result).toMatchObject({ success: false, error: { code: 'handler_error' } });
+    expect(result.message).toMatch(/other calls kept changing the same session state \(32 attempts\)/);
+    // Each attempt ran its nested call, which committed on its own: the handler ran 32 times.
+    expect((await post(memory, { name: 'counter', arguments: {} }, headers)).body.value).toEqual({ count: 33 });
+    const events = await sessionEvents(memory, headers['x-session-id']);
+    expect(events.filter((e) => e.tool === 'conflicts').map((e) => e.error_code)).toEqual(['handler_error']);
   });
 
   it('answers every concurrent read-only call with the whole plan', async () => {
