@@ -12,7 +12,10 @@ import { openApiPlugin } from './plugins/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invokeRoutes } from './routes/invoke.ts';
 import { sessionRoutes } from './routes/sessions.ts';
-import { registerPlanningTools } from './sessions/planning/tools.ts';
+import { registerBuiltins } from './builtin/index.ts';
+import { ApiKeys } from './callers/keys.ts';
+import { authPlugin } from './plugins/auth.ts';
+import { RedisStore } from './store/redis.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { createStore } from './store/index.ts';
 import type { Store } from './store/types.ts';
@@ -41,10 +44,17 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const logger = options.logger ?? createLogger(config);
+  const keys = config.apiKeysFile === null ? null : ApiKeys.load(config.apiKeysFile);
+  const store = await createStore(config, logger);
   const registry = new ToolRegistry();
-  await registry.withSource('built-in planning tools', () => registerPlanningTools(registry));
-  if (options.register) await registry.withSource('app options', () => options.register!(registry));
-  await loadPlugins(registry, config.toolPlugins);
+  try {
+    await registerBuiltins(registry, { registry, store, keys, workspaceRoot: config.workspaceRoot });
+    if (options.register) await registry.withSource('app options', () => options.register!(registry));
+    await loadPlugins(registry, config.toolPlugins);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -74,7 +84,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.setErrorHandler((error, request, reply) => sendProblem(request, reply, error));
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new NotFound(`no route ${request.method} ${request.url.split('?')[0]}`)));
 
-  const store = await createStore(config, logger);
   app.addHook('onClose', async () => store.close());
   const dispatcher = new Dispatcher({
     registry,
@@ -84,6 +93,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   app.decorate('toolport', { registry, store, dispatcher, config });
 
+  await app.register(authPlugin, { keys, redis: store instanceof RedisStore ? store.client : null, keyPrefix: config.keyPrefix });
   await app.register(openApiPlugin, { version: VERSION });
   await app.register(healthRoutes, { store });
   await app.register(toolRoutes, { registry });

@@ -15,6 +15,9 @@ export const InvalidHeader = createError('TP_INVALID_HEADER', '%s', 400);
 export const InvalidQuery = createError('TP_INVALID_QUERY', '%s', 400);
 export const NotFound = createError('TP_NOT_FOUND', '%s', 404);
 export const StoreUnavailable = createError('TP_STORE_UNAVAILABLE', '%s', 503);
+export const Unauthorized = createError('TP_UNAUTHORIZED', '%s', 401);
+export const Forbidden = createError('TP_FORBIDDEN', '%s', 403);
+export const RateLimited = createError('TP_RATE_LIMITED', '%s', 429);
 
 /** code → [problem type slug, title] */
 const PROBLEMS: Record<string, [string, string]> = {
@@ -24,6 +27,9 @@ const PROBLEMS: Record<string, [string, string]> = {
   TP_INVALID_QUERY: ['invalid-query', 'A query parameter is invalid'],
   TP_NOT_FOUND: ['not-found', 'Not found'],
   TP_STORE_UNAVAILABLE: ['store-unavailable', 'The state store is unreachable'],
+  TP_UNAUTHORIZED: ['unauthorized', 'A valid API key is required'],
+  TP_FORBIDDEN: ['forbidden', 'This API key may not use this route'],
+  TP_RATE_LIMITED: ['rate-limited', "The API key's rate limit is reached"],
   FST_ERR_CTP_BODY_TOO_LARGE: ['body-too-large', 'The request body is larger than MAX_BODY_BYTES'],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported-media-type', 'The request body must be application/json'],
   FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid-body', 'The request body is empty'],

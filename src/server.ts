@@ -20,8 +20,8 @@ async function main(): Promise<void> {
   try {
     app = await buildApp(config, { logger: log });
   } catch (err) {
-    if (!(err instanceof ToolDefinitionError || err instanceof PluginLoadError)) throw err;
-    process.stderr.write(`toolport: ${err.message}\n`);
+    if (!(err instanceof ToolDefinitionError || err instanceof PluginLoadError || err instanceof ConfigError)) throw err;
+    process.stderr.write(`toolport: ${err instanceof ConfigError ? 'bad configuration: ' : ''}${err.message}\n`);
     process.exit(1);
   }
   const { store, registry } = app.toolport;

@@ -43,7 +43,8 @@ export function scopeOf(request: FastifyRequest, reply: FastifyReply): Invocatio
   return {
     requestId: String(request.id),
     sessionId: sessionIdOf(request),
-    caller: null,
+    caller: request.caller?.id ?? null,
+    ...(request.caller && { allows: request.caller.allows }),
     timeoutMs: timeoutOf(request),
     receivedAt: Date.now(),
     log: request.log as unknown as Logger,

@@ -77,16 +77,16 @@ export async function sessionRoutes(app: FastifyInstance, { store }: { store: St
     },
   );
 
-  // An admin route once API keys exist (issue 8).
   app.delete<{ Params: { id: string } }>(
     '/sessions/:id',
     {
+      config: { admin: true },
       schema: {
         summary: "Remove the session's state and events (idempotent)",
         operationId: 'deleteSession',
         tags: ['sessions'],
         params: sessionParams,
-        response: { 204: { description: 'removed, or there was nothing to remove', type: 'null' }, ...problemResponses(400, 503) },
+        response: { 204: { description: 'removed, or there was nothing to remove', type: 'null' }, ...problemResponses(400, 401, 403, 503) },
       },
     },
     async (request, reply) => {

@@ -56,6 +56,11 @@ export class RedisStore implements Store {
     this.#client = client as Client;
   }
 
+  /** The connection, for libraries that keep their own state in the same Redis (the rate limiter). */
+  get client(): Redis | Cluster {
+    return this.#client;
+  }
+
   /** Waits a little for the first connection so the first requests do not see a cold store. */
   async waitUntilReady(timeoutMs = READY_WAIT_MS): Promise<boolean> {
     if (this.#client.status === 'ready') return true;

@@ -32,6 +32,8 @@ export interface InvocationScope {
   requestId: string;
   sessionId: string | null;
   caller: string | null;
+  /** The caller's tool allowlist; a tool it refuses does not exist for this call. Absent = every tool. */
+  allows?: (toolName: string) => boolean;
   /** The caller's X-Timeout-Ms, counted from `receivedAt` (epoch ms). */
   timeoutMs: number | null;
   receivedAt: number;
@@ -71,9 +73,11 @@ export class Dispatcher {
     const startedAt = performance.now();
     const identity: CallIdentity = { id: call.id ?? `call_${randomUUID()}`, name: call.name, toolHash: null, startedAt };
     const max = this.#options.maxContentChars;
-    const tool = this.#options.registry.get(call.name);
+    const allows = scope.allows;
+    const tool = allows === undefined || allows(call.name) ? this.#options.registry.get(call.name) : undefined;
     if (tool === undefined) {
-      const [message, detail] = explain.unknownTool(call.name, this.#options.registry.list().map((t) => t.name));
+      const visible = this.#options.registry.list().filter((t) => allows === undefined || allows(t.name));
+      const [message, detail] = explain.unknownTool(call.name, visible.map((t) => t.name));
       return this.#finish(scope, identity, null, failure(identity, 'unknown_tool', message, detail, max));
     }
     identity.toolHash = tool.hash;

@@ -1,0 +1,56 @@
+/** Introspect tools (SPEC §2.2): what the caller may call, and what its session holds. */
+import type { ApiKeys } from '../callers/keys.ts';
+import { readPlan } from '../sessions/planning/plan.ts';
+import type { Store } from '../store/types.ts';
+import { error, ok } from '../tools/define.ts';
+import { catalogHash, type ToolRegistry } from '../tools/registry.ts';
+import type { PluginRegistry, ToolDefinition } from '../tools/types.ts';
+
+const MAX_EVENTS = 100;
+
+export interface IntrospectDeps {
+  registry: ToolRegistry;
+  store: Store;
+  keys: ApiKeys | null;
+}
+
+function catalogTool({ registry, keys }: IntrospectDeps): ToolDefinition {
+  return {
+    name: 'introspect_catalog',
+    description: 'List the tools you may call, with the hash of each definition and of the whole catalog.',
+    parameters: { type: 'object', properties: {} },
+    annotations: { read_only: true, destructive: false, idempotent: true, open_world: false },
+    handler: (_params, context) => {
+      const caller = context.caller === null ? null : (keys?.byId(context.caller) ?? null);
+      const tools = registry.list().filter((tool) => caller === null || caller.allows(tool.name));
+      return ok(
+        { catalog_hash: catalogHash(tools), tools: tools.map((t) => ({ name: t.name, description: t.description, hash: t.hash })) },
+        `You may call ${tools.length} tools.`,
+      );
+    },
+  };
+}
+
+function sessionTool({ store }: IntrospectDeps): ToolDefinition<{ events?: number }> {
+  return {
+    name: 'introspect_session',
+    description: "Show this session's plan and its most recent tool calls (newest last).",
+    parameters: { type: 'object', properties: { events: { type: 'integer', minimum: 1, maximum: MAX_EVENTS } } },
+    annotations: { read_only: true, destructive: false, idempotent: true, open_world: false },
+    handler: async ({ events: wanted = 20 }, context) => {
+      if (context.session === null) return error('This call has no session: the caller must send an X-Session-Id header.');
+      const id = context.session.id;
+      const plan = (await readPlan(context.session)) ?? null;
+      const { total } = await store.sessionEvents(id, 0, 1);
+      const page = await store.sessionEvents(id, Math.max(0, total - wanted), wanted);
+      const events = page.events.map((text, i) => ({ seq: page.firstSeq + i, ...(JSON.parse(text) as object) }));
+      const planText = plan === null ? 'no plan' : `a plan "${plan.objective}" (${plan.status}, ${plan.steps.length} steps)`;
+      return ok({ session_id: id, plan, events, events_total: total }, `Session "${id}" has ${planText} and ${total} recorded calls.`);
+    },
+  };
+}
+
+export function registerIntrospectTools(registry: PluginRegistry, deps: IntrospectDeps): void {
+  registry.registerTool(catalogTool(deps));
+  registry.registerTool(sessionTool(deps) as unknown as ToolDefinition);
+}

@@ -1,0 +1,75 @@
+/**
+ * Callers (SPEC §8): with API keys configured every route but /healthz and /readyz needs
+ * `Authorization: Bearer <key>`; admin routes (`config: { admin: true }`) need an admin key; keys
+ * with `rate_per_min` are limited per minute, counted in Redis when there is one (all replicas).
+ */
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Cluster, Redis } from 'ioredis';
+import type { ApiKeys, Caller } from '../callers/keys.ts';
+import { Forbidden, RateLimited, Unauthorized } from '../errors.ts';
+
+const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
+const BEARER = /^Bearer +([^\s]+) *$/i;
+
+export interface AuthOptions {
+  keys: ApiKeys | null;
+  redis: Redis | Cluster | null;
+  keyPrefix: string;
+}
+
+function authenticate(keys: ApiKeys, request: FastifyRequest): Caller {
+  const header = request.headers.authorization;
+  const secret = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined;
+  if (secret === undefined) throw new Unauthorized('send the API key as Authorization: Bearer <key>');
+  const caller = keys.authenticate(secret);
+  if (caller === null) throw new Unauthorized('the API key is not valid');
+  return caller;
+}
+
+export const authPlugin = fp(
+  async (app: FastifyInstance, { keys, redis, keyPrefix }: AuthOptions) => {
+    app.decorateRequest('caller', null);
+    if (keys === null) return;
+
+    app.addHook('onRequest', async (request, reply) => {
+      if (OPEN_ROUTES.has(request.routeOptions.url ?? '')) return;
+      try {
+        request.caller = authenticate(keys, request);
+      } catch (err) {
+        reply.header('www-authenticate', 'Bearer realm="toolport"');
+        throw err;
+      }
+      request.log = request.log.child({ caller: request.caller.id });
+      if (request.routeOptions.config.admin === true && !request.caller.admin) {
+        throw new Forbidden(`API key "${request.caller.id}" is not an admin key`);
+      }
+    });
+
+    await app.register(rateLimit, {
+      global: true,
+      timeWindow: 60_000,
+      max: (request) => request.caller?.ratePerMin ?? 0,
+      allowList: (request) => request.caller?.ratePerMin == null,
+      keyGenerator: (request) => request.caller?.id ?? '',
+      ...(redis !== null && { redis, nameSpace: `${keyPrefix}ratelimit:` }),
+      // With Redis down, calls that need no store still run; the store-backed ones answer 503 anyway.
+      skipOnError: true,
+      errorResponseBuilder: (request, context) =>
+        new RateLimited(`API key "${request.caller?.id}" may make ${context.max} requests a minute; retry in ${context.after}`),
+    });
+  },
+  { name: 'toolport-auth' },
+);
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The API key's caller, or null when the service is open (no API_KEYS_FILE). */
+    caller: Caller | null;
+  }
+  interface FastifyContextConfig {
+    /** Only admin keys may call this route. */
+    admin?: boolean;
+  }
+}
