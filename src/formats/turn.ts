@@ -1,0 +1,31 @@
+/** What every provider's parser shares: picking the calls out of a turn's items, in order. */
+import { NoToolCall } from '../errors.ts';
+import type { ToolCall } from '../tools/invoke.ts';
+import { checkTurnSize } from './native.ts';
+import type { ParsedCalls } from './types.ts';
+
+/**
+ * The calls among a turn's items: `pick` answers a call, null for an item that is not a call
+ * (text, reasoning…), or throws NoToolCall for a call item that is malformed.
+ */
+export function callsOfTurn(items: readonly unknown[], what: string, shapes: string, pick: (item: unknown, where: string) => ToolCall | null): ParsedCalls {
+  const calls: ToolCall[] = [];
+  items.forEach((item, i) => {
+    const call = pick(item, `${what}[${i}]`);
+    if (call !== null) calls.push(call);
+  });
+  if (calls.length === 0) throw new NoToolCall(`${what} holds no tool call. Accepted shapes: ${shapes}`);
+  checkTurnSize(calls.length, what);
+  return { calls, turn: true };
+}
+
+/** A call item's name, or a 400 that says which item and which shape was expected. */
+export function callName(raw: unknown, where: string, expected: string): string {
+  if (typeof raw !== 'string' || raw === '') throw new NoToolCall(`${where} is not a tool call: the name is missing. Expected ${expected}`);
+  return raw;
+}
+
+/** Arguments that arrive as an object (Anthropic, Gemini, MCP): absent means none; a string is a wrong value, not JSON text. */
+export function objectArguments(raw: unknown): { arguments: unknown; parsed: true } {
+  return { arguments: raw === undefined || raw === null ? {} : raw, parsed: true };
+}
