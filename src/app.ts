@@ -11,11 +11,13 @@ import { JsonInputError, parseJson } from './json.ts';
 import { openApiPlugin } from './plugins/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invokeRoutes } from './routes/invoke.ts';
+import { provenanceRoutes } from './routes/provenance.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { createStore } from './store/index.ts';
 import type { Store } from './store/types.ts';
 import { Dispatcher } from './tools/invoke.ts';
 import { loadPlugins } from './tools/plugins.ts';
+import { Provenance } from './tools/provenance.ts';
 import { ToolRegistry } from './tools/registry.ts';
 
 export const VERSION = '0.1.0';
@@ -80,10 +82,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     maxContentChars: config.maxContentChars,
   });
   app.decorate('toolport', { registry, store, dispatcher, config });
+  const provenance = new Provenance(store, registry.list(), logger);
+  provenance.recordAtStart();
 
   await app.register(openApiPlugin, { version: VERSION });
   await app.register(healthRoutes, { store });
-  await app.register(toolRoutes, { registry });
+  await app.register(toolRoutes, { registry, provenance });
+  await app.register(provenanceRoutes, { provenance });
   await app.register(invokeRoutes, { dispatcher });
   return app;
 }

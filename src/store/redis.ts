@@ -5,15 +5,17 @@
 import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { StoreUnavailableError, type SessionCommit, type Store, type StoreOptions } from './types.ts';
+import { StoreUnavailableError, type DefinitionRecord, type SessionCommit, type Store, type StoreOptions } from './types.ts';
 
 export const COMMAND_TIMEOUT_MS = 1000;
 const READY_WAIT_MS = 2000;
 
 const commitSessionLua = readFileSync(new URL('./lua/commitSession.lua', import.meta.url), 'utf8');
+const recordDefinitionsLua = readFileSync(new URL('./lua/recordDefinitions.lua', import.meta.url), 'utf8');
 
 type Client = (Redis | Cluster) & {
   commitSession(stateKey: string, eventsKey: string, ...args: (string | number)[]): Promise<number>;
+  recordDefinitions(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<number>;
 };
 
 const CLIENT_OPTIONS: RedisOptions = {
@@ -44,6 +46,7 @@ export class RedisStore implements Store {
       ? new Cluster([...target.clusterNodes], { enableOfflineQueue: false, redisOptions: CLIENT_OPTIONS })
       : new Redis(target.url ?? 'redis://127.0.0.1:6379', CLIENT_OPTIONS);
     client.defineCommand('commitSession', { numberOfKeys: 2, lua: commitSessionLua });
+    client.defineCommand('recordDefinitions', { lua: recordDefinitionsLua });
     client.on('error', (err: Error) => this.#noteError(err));
     client.on('ready', () => {
       if (this.#lastError !== null) this.#log.info('redis is reachable again');
@@ -116,6 +119,32 @@ export class RedisStore implements Store {
 
   async sessionEvents(sessionId: string): Promise<string[]> {
     return this.#run(() => this.#client.lrange(this.#key(sessionId, 'events'), 0, -1));
+  }
+
+  /** Provenance keys share one hash tag of their own, so one script keeps a whole catalog. */
+  #definitionKey(part: string): string {
+    return `${this.#options.keyPrefix}{tooldefs}:${part}`;
+  }
+
+  async recordDefinitions(records: readonly DefinitionRecord[], at: number): Promise<void> {
+    if (records.length === 0) return;
+    const keys = [this.#definitionKey('by-hash'), ...records.map((r) => this.#definitionKey(`versions:${r.name}`))];
+    const args = records.flatMap((r) => [r.hash, `{"first_served_at":${at},"definition":${r.definition}}`]);
+    await this.#run(() => this.#client.recordDefinitions(keys.length, ...keys, at, ...args));
+  }
+
+  async definitionByHash(hash: string): Promise<{ definition: string; firstServedAt: number } | null> {
+    const record = await this.#run(() => this.#client.hget(this.#definitionKey('by-hash'), hash));
+    if (record === null) return null;
+    const parsed = JSON.parse(record) as { first_served_at: number; definition: unknown };
+    return { definition: JSON.stringify(parsed.definition), firstServedAt: parsed.first_served_at };
+  }
+
+  async definitionVersions(name: string): Promise<{ hash: string; firstServedAt: number }[]> {
+    const flat = await this.#run(() => this.#client.zrange(this.#definitionKey(`versions:${name}`), '0', '-1', 'WITHSCORES'));
+    const versions: { hash: string; firstServedAt: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) versions.push({ hash: flat[i]!, firstServedAt: Number(flat[i + 1]) });
+    return versions;
   }
 
   async close(): Promise<void> {

@@ -18,6 +18,13 @@ export interface SessionCommit {
   readonly event: string;
 }
 
+/** A tool definition kept for provenance: its hash, its tool's name and the hashed definition as JSON. */
+export interface DefinitionRecord {
+  readonly hash: string;
+  readonly name: string;
+  readonly definition: string;
+}
+
 export interface Store {
   readonly kind: 'memory' | 'redis';
   /** Throws StoreUnavailableError at once, without a round trip, when the store is known to be down. */
@@ -30,4 +37,9 @@ export interface Store {
   /** The session's events, oldest first (JSON text). */
   sessionEvents(sessionId: string): Promise<string[]>;
   close(): Promise<void>;
+  /** Keeps each definition under its hash, in one round trip; a hash already kept keeps its first time. No expiry. */
+  recordDefinitions(records: readonly DefinitionRecord[], at: number): Promise<void>;
+  definitionByHash(hash: string): Promise<{ definition: string; firstServedAt: number } | null>;
+  /** The hashes a tool name has had, oldest first. */
+  definitionVersions(name: string): Promise<{ hash: string; firstServedAt: number }[]>;
 }
