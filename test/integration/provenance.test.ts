@@ -1,10 +1,12 @@
 /** Tool provenance: every served definition kept by hash, versions per name, across restarts on Redis. */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashJson } from '../../src/tools/hash.ts';
 import { ok } from '../../src/tools/define.ts';
 import type { ToolRegistry } from '../../src/tools/registry.ts';
+import { RedisServer } from '../../support/redis-server.ts';
 import { makeApp, STORES } from '../helpers/app.ts';
 
 /** A forecast tool whose schema changes between "releases". */
@@ -81,6 +83,31 @@ describe('provenance across a restart (redis store)', () => {
       expect(current.definition.parameters.properties.days).toEqual({ type: 'integer', minimum: 1 });
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe('provenance while Redis is down at start', () => {
+  it('serves no definition before it is kept (503), then records and serves once Redis is back', async () => {
+    const redis = await RedisServer.start();
+    await redis.stop();
+    const app = await makeApp('redis', { redisUrl: redis.url, register: forecastTool(1) });
+    try {
+      const down = await app.inject({ method: 'GET', url: '/tools?format=openai' });
+      expect(down.statusCode).toBe(503);
+      expect(down.headers['content-type']).toMatch(/problem\+json/);
+      await redis.restart();
+      let listed = down;
+      for (let i = 0; i < 80 && listed.statusCode !== 200; i++) {
+        await sleep(100);
+        listed = await app.inject({ method: 'GET', url: '/tools?format=openai' });
+      }
+      expect(listed.statusCode).toBe(200);
+      const versions = (await app.inject({ method: 'GET', url: '/tools/forecast/versions' })).json().versions;
+      expect(versions).toHaveLength(1);
+    } finally {
+      await app.close();
+      await redis.stop();
     }
   });
 });
