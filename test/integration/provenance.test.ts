@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { hashJson } from '../../src/tools/hash.ts';
 import { ok } from '../../src/tools/define.ts';
 import type { ToolRegistry } from '../../src/tools/registry.ts';
@@ -81,6 +82,18 @@ describe('provenance across a restart (redis store)', () => {
       expect(old.definition.parameters.properties).toEqual({ city: { type: 'string' } });
       const current = (await second.inject({ method: 'GET', url: `/tools/hashes/${newHash}` })).json();
       expect(current.definition.parameters.properties.days).toEqual({ type: 'integer', minimum: 1 });
+      // Provenance never expires, and all of it shares one hash tag (one script keeps a whole catalog).
+      const redis = new Redis(inject('redisUrl'));
+      try {
+        const keys = await redis.keys(`${env.KEY_PREFIX}*`);
+        expect(keys.length).toBeGreaterThan(2);
+        for (const key of keys) {
+          expect(key.startsWith(`${env.KEY_PREFIX}{tooldefs}:`)).toBe(true);
+          expect(await redis.pttl(key)).toBe(-1);
+        }
+      } finally {
+        redis.disconnect();
+      }
     } finally {
       await second.close();
     }

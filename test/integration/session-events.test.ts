@@ -74,7 +74,7 @@ describe('session keys in Redis', () => {
     const redis = new Redis(inject('redisUrl'));
     try {
       await post(app, { name: 'counter', arguments: {} }, { 'x-session-id': 'ttl-1' });
-      const keys = (await redis.keys(`${prefix}*`)).sort();
+      const keys = (await redis.keys(`${prefix}{session:*`)).sort();
       expect(keys).toEqual([`${prefix}{session:ttl-1}:events`, `${prefix}{session:ttl-1}:state`]);
       for (const key of keys) {
         const ttl = await redis.pttl(key);
