@@ -4,7 +4,7 @@ import type { InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { JsonSchema } from '../tools/types.ts';
 import { callId } from './native.ts';
-import { callName, callsOfTurn, objectArguments } from './turn.ts';
+import { callName, callOrTurn, objectArguments } from './turn.ts';
 import { isObject, type Format, type ToolChoice } from './types.ts';
 
 const CALL = '{"type":"tool_use","id","name","input":{…}}';
@@ -59,15 +59,8 @@ export function renderAnthropicToolChoice(choice: ToolChoice): AnthropicToolChoi
 
 export const anthropicFormat: Format = {
   name: 'anthropic',
-  shapes: SHAPES,
-  detect(body) {
-    // A Chat Completions message may also carry a content array, but never beside tool_calls here.
-    return isCall(body) || (isObject(body) && Array.isArray(body.content) && !('tool_calls' in body));
-  },
-  parse(body) {
-    if (isCall(body)) return { calls: [pickCall(body, 'the call')!], turn: false };
-    return callsOfTurn((body as { content: unknown[] }).content, 'content', SHAPES, pickCall);
-  },
+  // A Chat Completions message may also carry a content array, but never beside tool_calls here.
+  ...callOrTurn('content', SHAPES, isCall, pickCall, (body) => !('tool_calls' in body)),
   toolMessage: renderAnthropicToolResult,
   turnMessages: renderAnthropicTurn,
   renderTool: renderAnthropicTool,

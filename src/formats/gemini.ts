@@ -5,7 +5,7 @@ import type { InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import { toGeminiSchema, type GeminiSchema } from './gemini-schema.ts';
 import { callId } from './native.ts';
-import { callName, callsOfTurn, objectArguments } from './turn.ts';
+import { callName, callOrTurn, objectArguments } from './turn.ts';
 import { isObject, type Format, type ToolChoice } from './types.ts';
 
 const CALL = '{"functionCall":{"name","args":{…},"id"?}}';
@@ -77,14 +77,7 @@ export function renderGeminiToolConfig(choice: ToolChoice): GeminiToolConfig {
 
 export const geminiFormat: Format = {
   name: 'gemini',
-  shapes: SHAPES,
-  detect(body) {
-    return isCall(body) || (isObject(body) && Array.isArray(body.parts));
-  },
-  parse(body) {
-    if (isCall(body)) return { calls: [pickCall(body, 'the call')!], turn: false };
-    return callsOfTurn((body as { parts: unknown[] }).parts, 'parts', SHAPES, pickCall);
-  },
+  ...callOrTurn('parts', SHAPES, isCall, pickCall),
   toolMessage: renderGeminiFunctionResponse,
   turnMessages: renderGeminiTurn,
   renderTool: renderGeminiDeclaration,

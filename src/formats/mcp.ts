@@ -9,7 +9,7 @@ import type { InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { JsonSchema } from '../tools/types.ts';
 import { callId } from './native.ts';
-import { callsOfTurn, objectArguments } from './turn.ts';
+import { callOrTurn, objectArguments } from './turn.ts';
 import { isObject, type Format } from './types.ts';
 
 const CALL = '{"name","arguments":{…}}';
@@ -78,14 +78,7 @@ export function renderMcpTool(tool: RegisteredTool): McpTool {
 
 export const mcpFormat: Format = {
   name: 'mcp',
-  shapes: SHAPES,
-  detect(body) {
-    return isCall(body) || (isObject(body) && Array.isArray(body.calls));
-  },
-  parse(body) {
-    if (isCall(body)) return { calls: [pickCall(body, 'the call')], turn: false };
-    return callsOfTurn((body as { calls: unknown[] }).calls, 'calls', SHAPES, pickCall);
-  },
+  ...callOrTurn('calls', SHAPES, isCall, pickCall),
   toolMessage: renderMcpCallToolResult,
   turnMessages: (results) => results.map(renderMcpCallToolResult),
   renderTool: renderMcpTool,

@@ -5,7 +5,7 @@ import type { RegisteredTool } from '../tools/registry.ts';
 import type { JsonSchema } from '../tools/types.ts';
 import { callId } from './native.ts';
 import { qualifiesForStrict } from './strict.ts';
-import { callName, callsOfTurn } from './turn.ts';
+import { callName, callOrTurn } from './turn.ts';
 import { isObject, type Format, type ToolChoice } from './types.ts';
 
 const CALL = '{"type":"function_call","call_id","name","arguments":"<json>"}';
@@ -52,14 +52,7 @@ export function renderResponsesToolChoice(choice: ToolChoice): ResponsesToolChoi
 
 export const openaiResponsesFormat: Format = {
   name: 'openai-responses',
-  shapes: SHAPES,
-  detect(body) {
-    return isCall(body) || (isObject(body) && Array.isArray(body.output));
-  },
-  parse(body) {
-    if (isCall(body)) return { calls: [pickCall(body, 'the call')!], turn: false };
-    return callsOfTurn((body as { output: unknown[] }).output, 'output', SHAPES, pickCall);
-  },
+  ...callOrTurn('output', SHAPES, isCall, pickCall),
   toolMessage: renderResponsesToolMessage,
   turnMessages: (results) => results.map(renderResponsesToolMessage),
   renderTool: renderResponsesTool,

@@ -6,7 +6,7 @@ import type { RegisteredTool } from '../tools/registry.ts';
 import type { JsonSchema } from '../tools/types.ts';
 import { callId } from './native.ts';
 import { qualifiesForStrict } from './strict.ts';
-import { callName, callsOfTurn } from './turn.ts';
+import { callName, callOrTurn } from './turn.ts';
 import { isObject, type Format, type ToolChoice } from './types.ts';
 
 const CALL = '{"id","type":"function","function":{"name","arguments":"<json>"}}';
@@ -53,14 +53,7 @@ export function renderOpenAiToolChoice(choice: ToolChoice): OpenAiToolChoice {
 
 export const openaiFormat: Format = {
   name: 'openai',
-  shapes: SHAPES,
-  detect(body) {
-    return isCall(body) || (isObject(body) && Array.isArray(body.tool_calls));
-  },
-  parse(body) {
-    if (isCall(body)) return { calls: [toCall(body, 'the call')], turn: false };
-    return callsOfTurn((body as { tool_calls: unknown[] }).tool_calls, 'tool_calls', SHAPES, toCall);
-  },
+  ...callOrTurn('tool_calls', SHAPES, isCall, toCall),
   toolMessage: renderOpenAiToolMessage,
   turnMessages: (results) => results.map(renderOpenAiToolMessage),
   renderTool: renderOpenAiTool,

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { NotFound } from '../errors.ts';
 import { problemResponses } from '../schemas.ts';
 import type { Provenance } from '../tools/provenance.ts';
+import { TOOL_NAME } from '../tools/registry.ts';
 
 const TOOL_HASH = /^[0-9a-f]{64}$/;
 
@@ -40,7 +41,8 @@ const versionsSchema = {
 export async function provenanceRoutes(app: FastifyInstance, { provenance }: { provenance: Provenance }): Promise<void> {
   async function versionsOf(name: string) {
     await provenance.recorded();
-    const versions = await provenance.versions(name);
+    // A name no tool can have is never looked up (it would only name a key that cannot exist).
+    const versions = TOOL_NAME.test(name) ? await provenance.versions(name) : [];
     if (versions.length === 0) throw new NotFound(`no tool named "${name.slice(0, 64)}" has been served`);
     return { name, versions };
   }
