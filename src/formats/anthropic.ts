@@ -3,8 +3,7 @@ import type { ToolCall } from '../tools/invoke.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { JsonSchema } from '../tools/types.ts';
-import { callId } from './native.ts';
-import { callName, callOrTurn, objectArguments } from './turn.ts';
+import { callName, callOrTurn, requiredCallId, objectArguments } from './turn.ts';
 import { isObject, type Format, type ToolChoice } from './types.ts';
 
 const CALL = '{"type":"tool_use","id","name","input":{…}}';
@@ -37,7 +36,7 @@ function isCall(item: unknown): item is Record<string, unknown> {
 /** Text, thinking and server-tool blocks are not calls for us to run. */
 function pickCall(item: unknown, where: string): ToolCall | null {
   if (!isCall(item)) return null;
-  return { id: callId(item.id, where), name: callName(item.name, where, CALL), ...objectArguments(item.input) };
+  return { id: requiredCallId(item.id, where, CALL), name: callName(item.name, where, CALL), ...objectArguments(item.input) };
 }
 
 export function renderAnthropicToolResult(result: InvocationResult): AnthropicToolResultBlock {

@@ -3,9 +3,8 @@ import type { ToolCall } from '../tools/invoke.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { JsonSchema } from '../tools/types.ts';
-import { callId } from './native.ts';
 import { qualifiesForStrict } from './strict.ts';
-import { callName, callOrTurn } from './turn.ts';
+import { callName, callOrTurn, requiredCallId } from './turn.ts';
 import { isObject, type Format, type ToolChoice } from './types.ts';
 
 const CALL = '{"type":"function_call","call_id","name","arguments":"<json>"}';
@@ -35,7 +34,7 @@ function isCall(item: unknown): item is Record<string, unknown> {
 /** Output items other than function calls (messages, reasoning, hosted tool calls) are not ours to run. */
 function pickCall(item: unknown, where: string): ToolCall | null {
   if (!isCall(item)) return null;
-  return { id: callId(item.call_id, where), name: callName(item.name, where, CALL), arguments: item.arguments };
+  return { id: requiredCallId(item.call_id, where, CALL), name: callName(item.name, where, CALL), arguments: item.arguments };
 }
 
 export function renderResponsesToolMessage(result: InvocationResult): ResponsesFunctionCallOutput {

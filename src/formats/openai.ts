@@ -4,9 +4,8 @@ import type { ToolCall } from '../tools/invoke.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { JsonSchema } from '../tools/types.ts';
-import { callId } from './native.ts';
 import { qualifiesForStrict } from './strict.ts';
-import { callName, callOrTurn } from './turn.ts';
+import { callName, callOrTurn, requiredCallId } from './turn.ts';
 import { isObject, type Format, type ToolChoice } from './types.ts';
 
 const CALL = '{"id","type":"function","function":{"name","arguments":"<json>"}}';
@@ -34,7 +33,7 @@ function toCall(item: unknown, where: string): ToolCall {
   if (!isObject(item) || (item.type !== undefined && item.type !== 'function') || !isObject(item.function)) {
     throw new NoToolCall(`${where} is not a function tool call: expected ${CALL}`);
   }
-  return { id: callId(item.id, where), name: callName(item.function.name, where, CALL), arguments: item.function.arguments };
+  return { id: requiredCallId(item.id, where, CALL), name: callName(item.function.name, where, CALL), arguments: item.function.arguments };
 }
 
 export function renderOpenAiToolMessage(result: InvocationResult): OpenAiToolMessage {

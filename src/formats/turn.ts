@@ -1,7 +1,7 @@
 /** What every provider's parser shares: picking the calls out of a turn's items, in order. */
 import { NoToolCall } from '../errors.ts';
 import type { ToolCall } from '../tools/invoke.ts';
-import { checkTurnSize } from './native.ts';
+import { callId, checkTurnSize } from './native.ts';
 import { isObject, type Format, type ParsedCalls } from './types.ts';
 
 type PickCall = (item: unknown, where: string) => ToolCall | null;
@@ -25,6 +25,13 @@ export function callsOfTurn(items: readonly unknown[], what: string, shapes: str
 export function callName(raw: unknown, where: string, expected: string): string {
   if (typeof raw !== 'string' || raw === '') throw new NoToolCall(`${where} is not a tool call: the name is missing. Expected ${expected}`);
   return raw;
+}
+
+/** A call id the provider always sends and its result must quote back (OpenAI, Responses, Anthropic). */
+export function requiredCallId(raw: unknown, where: string, expected: string): string {
+  const id = callId(raw, where);
+  if (id === null) throw new NoToolCall(`${where} is not a tool call: the id is missing. Expected ${expected}`);
+  return id;
 }
 
 /** Arguments that arrive as an object (Anthropic, Gemini, MCP): absent means none; a string is a wrong value, not JSON text. */

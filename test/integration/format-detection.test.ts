@@ -74,6 +74,14 @@ describe('format detection', () => {
     expectNoToolCall(await post(app, { calls: [{ arguments: {} }] }, {}, '/tools/invoke?format=mcp'), 'calls[0]');
   });
 
+  it('answers 400 for a call without the id its provider always sends and its result must quote', async () => {
+    expectNoToolCall(await post(app, { type: 'function', function: { name: 'echo', arguments: '{}' } }), 'the id is missing', '"id"');
+    expectNoToolCall(await post(app, { output: [{ type: 'function_call', name: 'echo', arguments: '{}' }] }), 'output[0]', '"call_id"');
+    expectNoToolCall(await post(app, { role: 'assistant', content: [{ type: 'tool_use', name: 'echo', input: {} }] }), 'content[0]', 'the id is missing');
+    // Gemini ids are optional.
+    expect((await post(app, { functionCall: { name: 'echo', args: { text: 'a' } } })).status).toBe(200);
+  });
+
   it('answers 400 when ?format= names a format the body does not have', async () => {
     expectNoToolCall(await post(app, { name: 'echo', arguments: { text: 'a' } }, {}, '/tools/invoke?format=anthropic'), 'not a anthropic tool call', '"tool_use"');
     expectNoToolCall(await post(app, { hello: 1 }, {}, '/tools/invoke?format=native'), 'native');

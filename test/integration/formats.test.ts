@@ -65,6 +65,14 @@ describe.each(STORES)('provider formats (%s store)', (store) => {
         { type: 'function_call_output', call_id: 'call_67890abc', output: weather('Bogotá, Colombia') },
       ]);
     });
+
+    it('answers arguments that are not JSON with invalid_arguments in the function_call_output', async () => {
+      const { status, body } = await post(app, { type: 'function_call', call_id: 'c9', name: 'get_weather', arguments: 'Paris' });
+      expect(status).toBe(200);
+      expect(body.error.code).toBe('invalid_arguments');
+      expect(body.tool_message).toEqual({ type: 'function_call_output', call_id: 'c9', output: body.content });
+      expect(body.content).toContain('not valid JSON');
+    });
   });
 
   describe('anthropic', () => {
