@@ -11,6 +11,7 @@ import { JsonInputError, parseJson } from './json.ts';
 import { openApiPlugin } from './plugins/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invokeRoutes } from './routes/invoke.ts';
+import { provenanceRoutes } from './routes/provenance.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { registerBuiltins } from './builtin/index.ts';
 import { ApiKeys } from './callers/keys.ts';
@@ -21,6 +22,7 @@ import { createStore } from './store/index.ts';
 import type { Store } from './store/types.ts';
 import { Dispatcher } from './tools/invoke.ts';
 import { loadPlugins } from './tools/plugins.ts';
+import { Provenance } from './tools/provenance.ts';
 import { ToolRegistry } from './tools/registry.ts';
 
 export const VERSION = '0.1.0';
@@ -92,11 +94,14 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     maxContentChars: config.maxContentChars,
   });
   app.decorate('toolport', { registry, store, dispatcher, config });
+  const provenance = new Provenance(store, registry.list(), logger);
+  provenance.recordAtStart();
 
   await app.register(authPlugin, { keys, redis: store instanceof RedisStore ? store.client : null, keyPrefix: config.keyPrefix });
   await app.register(openApiPlugin, { version: VERSION });
   await app.register(healthRoutes, { store });
-  await app.register(toolRoutes, { registry });
+  await app.register(toolRoutes, { registry, provenance });
+  await app.register(provenanceRoutes, { provenance });
   await app.register(invokeRoutes, { dispatcher });
   await app.register(sessionRoutes, { store });
   return app;

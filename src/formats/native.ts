@@ -3,7 +3,7 @@ import { NoToolCall } from '../errors.ts';
 import type { ToolCall } from '../tools/invoke.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
-import { isObject, type Format, type ParsedCalls } from './types.ts';
+import { isObject, type Format, type ParsedCalls, type ToolChoice } from './types.ts';
 
 export const MAX_CALLS_PER_TURN = 128;
 
@@ -32,6 +32,7 @@ function toCall(body: Record<string, unknown>, where: string): ToolCall {
 
 export const nativeFormat: Format = {
   name: 'native',
+  shapes: 'native {"name","arguments","id"?} or {"calls":[…]}',
   detect(body) {
     return isNativeCall(body) || (isObject(body) && Array.isArray(body.calls) && !FOREIGN_KEYS.some((k) => k in body));
   },
@@ -70,5 +71,8 @@ export const nativeFormat: Format = {
       timeout_ms: tool.timeoutMs,
       hash: tool.hash,
     };
+  },
+  renderToolChoice(choice: ToolChoice) {
+    return choice.mode === 'tool' ? { name: choice.name } : choice.mode;
   },
 };

@@ -9,16 +9,24 @@ export interface ParsedCalls {
   turn: boolean;
 }
 
+/** `?tool_choice=`: let the model choose, forbid calls, require one, or require the named tool. */
+export type ToolChoice = { mode: 'auto' | 'none' | 'required' } | { mode: 'tool'; name: string };
+
 export interface Format {
   readonly name: string;
+  /** The shapes this format accepts, as a 400 problem names them. */
+  readonly shapes: string;
   /** Whether the body has this format's shape; never throws. */
   detect(body: unknown): boolean;
   /** The calls in a body that `detect` accepted; throws NoToolCall when a part is malformed. */
   parse(body: unknown): ParsedCalls;
-  toolMessage(result: InvocationResult): unknown;
-  turnMessages(results: readonly InvocationResult[]): unknown[];
+  /** The result as this provider appends it; `call` is the parsed call (its id is null when the model gave none). */
+  toolMessage(result: InvocationResult, call?: ToolCall): unknown;
+  turnMessages(results: readonly InvocationResult[], calls?: readonly ToolCall[]): unknown[];
   /** A tool definition as this provider's API takes it. */
   renderTool(tool: RegisteredTool): unknown;
+  /** The provider's own `tool_choice` value; absent when the provider has no such setting. */
+  renderToolChoice?(choice: ToolChoice): unknown;
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,10 +1,10 @@
 /** POST /tools/invoke (a call or a turn, in any format) and POST /tools/{name}/invoke (bare arguments). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastJson from 'fast-json-stringify';
-import { detectFormat, formatByName, type Format } from '../formats/index.ts';
+import { parseCalls, type Format } from '../formats/index.ts';
 import { nativeFormat } from '../formats/native.ts';
 import { invocationResultSchema, problemResponses, turnResultSchema } from '../schemas.ts';
-import type { Dispatcher } from '../tools/invoke.ts';
+import type { Dispatcher, ToolCall } from '../tools/invoke.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import { scopeOf } from './scope.ts';
 
@@ -24,8 +24,8 @@ const invokeHeaders = {
 };
 
 /** Adds the provider-native message to a result (in place: results are made per request). */
-function withMessage(format: Format, result: InvocationResult): InvocationResult {
-  result.tool_message = format.toolMessage(result);
+function withMessage(format: Format, result: InvocationResult, call?: ToolCall): InvocationResult {
+  result.tool_message = format.toolMessage(result, call);
   return result;
 }
 
@@ -52,14 +52,14 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
       },
     },
     async (request, reply) => {
-      const format = request.query.format === undefined ? detectFormat(request.body) : formatByName(request.query.format);
-      const parsed = format.parse(request.body);
+      const { format, parsed } = parseCalls(request.body, request.query.format);
       const scope = scopeOf(request, reply);
       if (!parsed.turn) {
-        return sendJson(request, reply, serializeResult, withMessage(format, await dispatcher.invoke(parsed.calls[0]!, scope)));
+        const call = parsed.calls[0]!;
+        return sendJson(request, reply, serializeResult, withMessage(format, await dispatcher.invoke(call, scope), call));
       }
       const results = await Promise.all(parsed.calls.map((call) => dispatcher.invoke(call, scope)));
-      const body = { results: results.map((r) => withMessage(format, r)), messages: format.turnMessages(results) };
+      const body = { results: results.map((r, i) => withMessage(format, r, parsed.calls[i])), messages: format.turnMessages(results, parsed.calls) };
       return sendJson(request, reply, serializeTurn, body);
     },
   );

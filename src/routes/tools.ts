@@ -1,12 +1,29 @@
 /** GET /tools and GET /tools/{name}: definitions in a provider's shape, with the catalog hash as ETag. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { NotFound } from '../errors.ts';
-import { formatByName } from '../formats/index.ts';
+import { InvalidQuery, NotFound } from '../errors.ts';
+import { formatByName, parseToolChoice, type Format } from '../formats/index.ts';
 import { problemResponses, toolListSchema } from '../schemas.ts';
+import type { Provenance } from '../tools/provenance.ts';
 import { catalogHash, type ToolRegistry } from '../tools/registry.ts';
 
 interface ToolsQuery {
   format?: string;
+  tool_choice?: string;
+}
+
+/** The entity tag of an answer: the hash alone for native (SPEC §4), else tagged with what shapes the body. */
+function entityTag(hash: string, format: Format, toolChoice: string | undefined): string {
+  const parts = [hash];
+  if (format.name !== 'native' || toolChoice !== undefined) parts.push(format.name);
+  if (toolChoice !== undefined) parts.push(toolChoice);
+  return parts.join('.');
+}
+
+/** `tool_choice` in the format's own terms; a format without one (mcp) cannot honour it. */
+function toolChoiceOf(format: Format, raw: string | undefined, toolNames: readonly string[]): Record<string, unknown> {
+  if (raw === undefined) return {};
+  if (format.renderToolChoice === undefined) throw new InvalidQuery(`format ${format.name} has no tool_choice`);
+  return { tool_choice: format.renderToolChoice(parseToolChoice(raw, toolNames)) };
 }
 
 /** Whether If-None-Match names this entity tag (weak or strong, in a list, or `*`). */
@@ -27,11 +44,19 @@ function sendCached(request: FastifyRequest, reply: FastifyReply, tag: string, b
 
 const formatQuery = {
   type: 'object',
-  properties: { format: { type: 'string', description: 'native (default), or a provider format' } },
+  properties: { format: { type: 'string', description: 'native (default), openai, openai-responses, anthropic, gemini or mcp' } },
 };
 
-export async function toolRoutes(app: FastifyInstance, { registry }: { registry: ToolRegistry }): Promise<void> {
-  /** The catalog cannot change after start, so each answer is built once per format. */
+const listQuery = {
+  type: 'object',
+  properties: {
+    ...formatQuery.properties,
+    tool_choice: { type: 'string', description: "auto, none, required or a tool's name: adds the provider's own tool_choice value" },
+  },
+};
+
+export async function toolRoutes(app: FastifyInstance, { registry, provenance }: { registry: ToolRegistry; provenance: Provenance }): Promise<void> {
+  /** The catalog cannot change after start, so each answer is built once per format and tool_choice. */
   const cache = new Map<string, { tag: string; body: string }>();
 
   app.get<{ Querystring: ToolsQuery }>(
@@ -41,19 +66,24 @@ export async function toolRoutes(app: FastifyInstance, { registry }: { registry:
         summary: 'The tools this caller may call, ready to pass to a provider API',
         operationId: 'listTools',
         tags: ['discovery'],
-        querystring: formatQuery,
-        response: { 200: toolListSchema, ...problemResponses(400) },
+        querystring: listQuery,
+        response: { 200: toolListSchema, ...problemResponses(400, 503) },
       },
     },
     async (request, reply) => {
       const format = formatByName(request.query.format ?? 'native');
-      let entry = cache.get(format.name);
+      const choice = request.query.tool_choice;
+      const key = `${format.name}\n${choice ?? ''}`;
+      let entry = cache.get(key);
       if (entry === undefined) {
         const tools = registry.list();
         const hash = catalogHash(tools);
-        entry = { tag: hash, body: JSON.stringify({ tools: tools.map((t) => format.renderTool(t)), hash }) };
-        cache.set(format.name, entry);
+        const toolChoice = toolChoiceOf(format, choice, tools.map((t) => t.name));
+        entry = { tag: entityTag(hash, format, choice), body: JSON.stringify({ tools: tools.map((t) => format.renderTool(t)), hash, ...toolChoice }) };
+        cache.set(key, entry);
       }
+      // Every definition served is kept by its hash first (SPEC §4: provenance).
+      await provenance.recorded();
       return sendCached(request, reply, entry.tag, entry.body);
     },
   );
@@ -67,14 +97,15 @@ export async function toolRoutes(app: FastifyInstance, { registry }: { registry:
         tags: ['discovery'],
         params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
         querystring: formatQuery,
-        response: { 200: { type: 'object', additionalProperties: true }, ...problemResponses(400, 404) },
+        response: { 200: { type: 'object', additionalProperties: true }, ...problemResponses(400, 404, 503) },
       },
     },
     async (request, reply) => {
       const format = formatByName(request.query.format ?? 'native');
       const tool = registry.get(request.params.name);
       if (tool === undefined) throw new NotFound(`no tool named "${request.params.name.slice(0, 64)}"`);
-      return sendCached(request, reply, tool.hash, JSON.stringify(format.renderTool(tool)));
+      await provenance.recorded();
+      return sendCached(request, reply, entityTag(tool.hash, format, undefined), JSON.stringify(format.renderTool(tool)));
     },
   );
 }

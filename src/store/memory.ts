@@ -1,5 +1,5 @@
 /** The embedded store: one process, state in a Map, expiry checked on access and swept now and then. */
-import type { EventPage, SessionCommit, SessionRead, Store, StoreOptions } from './types.ts';
+import type { DefinitionRecord, EventPage, SessionCommit, SessionRead, Store, StoreOptions } from './types.ts';
 
 interface SessionEntry {
   state: Map<string, string>;
@@ -15,6 +15,8 @@ const SWEEP_INTERVAL_MS = 60_000;
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const;
   readonly #sessions = new Map<string, SessionEntry>();
+  readonly #definitions = new Map<string, { definition: string; firstServedAt: number }>();
+  readonly #versions = new Map<string, { hash: string; firstServedAt: number }[]>();
   readonly #options: StoreOptions;
   readonly #sweeper: NodeJS.Timeout;
 
@@ -84,6 +86,22 @@ export class MemoryStore implements Store {
   #sweep(): void {
     const now = Date.now();
     for (const [id, entry] of this.#sessions) if (entry.expiresAt <= now) this.#sessions.delete(id);
+  }
+
+  async recordDefinitions(records: readonly DefinitionRecord[], at: number): Promise<void> {
+    for (const { hash, name, definition } of records) {
+      if (this.#definitions.has(hash)) continue;
+      this.#definitions.set(hash, { definition, firstServedAt: at });
+      this.#versions.set(name, [...(this.#versions.get(name) ?? []), { hash, firstServedAt: at }]);
+    }
+  }
+
+  async definitionByHash(hash: string): Promise<{ definition: string; firstServedAt: number } | null> {
+    return this.#definitions.get(hash) ?? null;
+  }
+
+  async definitionVersions(name: string): Promise<{ hash: string; firstServedAt: number }[]> {
+    return [...(this.#versions.get(name) ?? [])];
   }
 
   async close(): Promise<void> {

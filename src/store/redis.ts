@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { StoreUnavailableError, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreOptions } from './types.ts';
+import { StoreUnavailableError, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreOptions } from './types.ts';
 
 export const COMMAND_TIMEOUT_MS = 1000;
 const READY_WAIT_MS = 2000;
@@ -16,6 +16,7 @@ type Client = (Redis | Cluster) & {
   commitSession(state: string, versions: string, events: string, seq: string, ...args: (string | number)[]): Promise<number>;
   readSession(state: string, versions: string, ...fields: string[]): Promise<[(string | null)[], (string | null)[]]>;
   sessionEvents(events: string, seq: string, after: number, limit: number): Promise<[number, number, string[]]>;
+  recordDefinitions(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<number>;
 };
 
 const CLIENT_OPTIONS: RedisOptions = {
@@ -48,6 +49,7 @@ export class RedisStore implements Store {
     client.defineCommand('commitSession', { numberOfKeys: 4, lua: lua('commitSession') });
     client.defineCommand('readSession', { numberOfKeys: 2, lua: lua('readSession') });
     client.defineCommand('sessionEvents', { numberOfKeys: 2, lua: lua('sessionEvents') });
+    client.defineCommand('recordDefinitions', { lua: lua('recordDefinitions') });
     client.on('error', (err: Error) => this.#noteError(err));
     client.on('ready', () => {
       if (this.#lastError !== null) this.#log.info('redis is reachable again');
@@ -131,6 +133,32 @@ export class RedisStore implements Store {
 
   async deleteSession(sessionId: string): Promise<boolean> {
     return (await this.#run(() => this.#client.del(...this.#sessionKeys(sessionId)))) > 0;
+  }
+
+  /** Provenance keys share one hash tag of their own, so one script keeps a whole catalog. */
+  #definitionKey(part: string): string {
+    return `${this.#options.keyPrefix}{tooldefs}:${part}`;
+  }
+
+  async recordDefinitions(records: readonly DefinitionRecord[], at: number): Promise<void> {
+    if (records.length === 0) return;
+    const keys = [this.#definitionKey('by-hash'), ...records.map((r) => this.#definitionKey(`versions:${r.name}`))];
+    const args = records.flatMap((r) => [r.hash, `{"first_served_at":${at},"definition":${r.definition}}`]);
+    await this.#run(() => this.#client.recordDefinitions(keys.length, ...keys, at, ...args));
+  }
+
+  async definitionByHash(hash: string): Promise<{ definition: string; firstServedAt: number } | null> {
+    const record = await this.#run(() => this.#client.hget(this.#definitionKey('by-hash'), hash));
+    if (record === null) return null;
+    const parsed = JSON.parse(record) as { first_served_at: number; definition: unknown };
+    return { definition: JSON.stringify(parsed.definition), firstServedAt: parsed.first_served_at };
+  }
+
+  async definitionVersions(name: string): Promise<{ hash: string; firstServedAt: number }[]> {
+    const flat = await this.#run(() => this.#client.zrange(this.#definitionKey(`versions:${name}`), '0', '-1', 'WITHSCORES'));
+    const versions: { hash: string; firstServedAt: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) versions.push({ hash: flat[i]!, firstServedAt: Number(flat[i + 1]) });
+    return versions;
   }
 
   async close(): Promise<void> {

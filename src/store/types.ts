@@ -36,6 +36,13 @@ export interface EventPage {
   readonly total: number;
 }
 
+/** A tool definition kept for provenance: its hash, its tool's name and the hashed definition as JSON. */
+export interface DefinitionRecord {
+  readonly hash: string;
+  readonly name: string;
+  readonly definition: string;
+}
+
 export interface Store {
   readonly kind: 'memory' | 'redis';
   /** Throws StoreUnavailableError at once, without a round trip, when the store is known to be down. */
@@ -54,4 +61,9 @@ export interface Store {
   /** Removes the session's state and events; true when there was something to remove. */
   deleteSession(sessionId: string): Promise<boolean>;
   close(): Promise<void>;
+  /** Keeps each definition under its hash, in one round trip; a hash already kept keeps its first time. No expiry. */
+  recordDefinitions(records: readonly DefinitionRecord[], at: number): Promise<void>;
+  definitionByHash(hash: string): Promise<{ definition: string; firstServedAt: number } | null>;
+  /** The hashes a tool name has had, oldest first. */
+  definitionVersions(name: string): Promise<{ hash: string; firstServedAt: number }[]>;
 }

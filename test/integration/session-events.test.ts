@@ -73,7 +73,7 @@ describe('session keys in Redis', () => {
     const redis = new Redis(inject('redisUrl'));
     try {
       await post(app, { name: 'counter', arguments: {} }, { 'x-session-id': 'ttl-1' });
-      const keys = (await redis.keys(`${prefix}*`)).sort();
+      const keys = (await redis.keys(`${prefix}{session:*`)).sort();
       expect(keys).toEqual(['events', 'seq', 'state', 'versions'].map((part) => `${prefix}{session:ttl-1}:${part}`));
       for (const key of keys) {
         const ttl = await redis.pttl(key);

@@ -1,0 +1,85 @@
+/**
+ * MCP: `tools/call` params in, `CallToolResult` out, MCP `Tool` definitions. Its calls look like
+ * native ones, so it is only used with ?format=mcp. MCP has no turn of its own; toolport takes
+ * `{"calls":[…params…]}` as one, like native, and answers a CallToolResult per call.
+ */
+import { NoToolCall } from '../errors.ts';
+import type { ToolCall } from '../tools/invoke.ts';
+import type { InvocationResult } from '../tools/outcome.ts';
+import type { RegisteredTool } from '../tools/registry.ts';
+import type { JsonSchema } from '../tools/types.ts';
+import { callId } from './native.ts';
+import { callOrTurn, objectArguments } from './turn.ts';
+import { isObject, type Format } from './types.ts';
+
+const CALL = '{"name","arguments":{…}}';
+const SHAPES = `mcp ${CALL} (tools/call params) or {"calls":[…]}, with ?format=mcp`;
+
+export interface McpCallToolResult {
+  content: { type: 'text'; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError: boolean;
+}
+
+export interface McpToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface McpTool {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema & { type: 'object' };
+  outputSchema?: JsonSchema & { type: 'object' };
+  annotations?: McpToolAnnotations;
+}
+
+function isCall(body: unknown): body is Record<string, unknown> {
+  return isObject(body) && typeof body.name === 'string';
+}
+
+function pickCall(item: unknown, where: string): ToolCall {
+  if (!isCall(item)) throw new NoToolCall(`${where} is not a tool call: expected ${CALL}`);
+  // tools/call params carry no call id of their own; `_meta` and the rest are not arguments.
+  return { id: callId(item.id, where), name: item.name as string, ...objectArguments(item.arguments) };
+}
+
+/**
+ * `structuredContent` is the value when it is a JSON object the model may see: MCP allows only an
+ * object there, and a value kept out of the context is kept out of it too.
+ */
+export function renderMcpCallToolResult(result: InvocationResult): McpCallToolResult {
+  const structured = result.success && !result.exclude_value_from_context && isObject(result.value);
+  return {
+    content: [{ type: 'text', text: result.content }],
+    ...(structured && { structuredContent: result.value as Record<string, unknown> }),
+    isError: !result.success,
+  };
+}
+
+export function renderMcpTool(tool: RegisteredTool): McpTool {
+  const a = tool.annotations;
+  const annotations: McpToolAnnotations = {};
+  if (a?.read_only !== undefined) annotations.readOnlyHint = a.read_only;
+  if (a?.destructive !== undefined) annotations.destructiveHint = a.destructive;
+  if (a?.idempotent !== undefined) annotations.idempotentHint = a.idempotent;
+  if (a?.open_world !== undefined) annotations.openWorldHint = a.open_world;
+  return {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.parameters as McpTool['inputSchema'],
+    // MCP output schemas describe an object; a tool whose value is another type has none.
+    ...(tool.result?.type === 'object' && { outputSchema: tool.result as McpTool['inputSchema'] }),
+    ...(Object.keys(annotations).length > 0 && { annotations }),
+  };
+}
+
+export const mcpFormat: Format = {
+  name: 'mcp',
+  ...callOrTurn('calls', SHAPES, isCall, pickCall),
+  toolMessage: renderMcpCallToolResult,
+  turnMessages: (results) => results.map(renderMcpCallToolResult),
+  renderTool: renderMcpTool,
+};

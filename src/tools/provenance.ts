@@ -1,0 +1,75 @@
+/**
+ * Tool provenance (SPEC §4): every definition the catalog serves is kept in the store under its
+ * hash, so a transcript's `tool_hash` always resolves to the exact schema the model saw, even
+ * after the tool changed. Recorded once at start; discovery waits for it (and retries it) so
+ * nothing is served before it is kept.
+ */
+import type { Logger } from 'pino';
+import type { Store } from '../store/types.ts';
+import type { RegisteredTool } from './registry.ts';
+
+/** What a tool's hash covers, and so what a hash resolves to: name, description, parameters, result. */
+export interface HashedDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  result?: Record<string, unknown>;
+}
+
+export interface KeptDefinition {
+  hash: string;
+  first_served_at: string;
+  definition: HashedDefinition;
+}
+
+export interface DefinitionVersion {
+  hash: string;
+  first_served_at: string;
+}
+
+export function hashedDefinition(tool: RegisteredTool): HashedDefinition {
+  const definition: HashedDefinition = { name: tool.name, description: tool.description, parameters: tool.parameters };
+  if (tool.result !== null) definition.result = tool.result;
+  return definition;
+}
+
+export class Provenance {
+  readonly #store: Store;
+  readonly #tools: readonly RegisteredTool[];
+  readonly #log: Logger;
+  #recording: Promise<void> | null = null;
+
+  constructor(store: Store, tools: readonly RegisteredTool[], log: Logger) {
+    this.#store = store;
+    this.#tools = tools;
+    this.#log = log;
+  }
+
+  /** Resolves once the catalog is kept; a failed attempt (store down) is retried by the next caller. */
+  recorded(): Promise<void> {
+    if (this.#recording === null) {
+      const records = this.#tools.map((tool) => ({ hash: tool.hash, name: tool.name, definition: JSON.stringify(hashedDefinition(tool)) }));
+      this.#recording = this.#store.recordDefinitions(records, Date.now()).catch((err: unknown) => {
+        this.#recording = null;
+        throw err;
+      });
+    }
+    return this.#recording;
+  }
+
+  /** Starts recording at start without failing the start: the store may come up later. */
+  recordAtStart(): void {
+    this.recorded().catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'tool definitions not recorded yet; discovery retries'));
+  }
+
+  async definition(hash: string): Promise<KeptDefinition | null> {
+    const kept = await this.#store.definitionByHash(hash);
+    if (kept === null) return null;
+    return { hash, first_served_at: new Date(kept.firstServedAt).toISOString(), definition: JSON.parse(kept.definition) as HashedDefinition };
+  }
+
+  async versions(name: string): Promise<DefinitionVersion[]> {
+    const versions = await this.#store.definitionVersions(name);
+    return versions.map((v) => ({ hash: v.hash, first_served_at: new Date(v.firstServedAt).toISOString() }));
+  }
+}
