@@ -49,8 +49,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const keys = config.apiKeysFile === null ? null : ApiKeys.load(config.apiKeysFile);
   const store = await createStore(config, logger);
   const registry = new ToolRegistry();
+  const provenance = new Provenance(store, registry, logger);
   try {
-    await registerBuiltins(registry, { registry, store, keys, workspaceRoot: config.workspaceRoot });
+    await registerBuiltins(registry, { registry, store, keys, provenance, workspaceRoot: config.workspaceRoot });
     if (options.register) await registry.withSource('app options', () => options.register!(registry));
     await loadPlugins(registry, config.toolPlugins);
   } catch (err) {
@@ -94,7 +95,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     maxContentChars: config.maxContentChars,
   });
   app.decorate('toolport', { registry, store, dispatcher, config });
-  const provenance = new Provenance(store, registry.list(), logger);
   provenance.recordAtStart();
 
   await app.register(authPlugin, { keys, redis: store instanceof RedisStore ? store.client : null, keyPrefix: config.keyPrefix });

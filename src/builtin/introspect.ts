@@ -2,6 +2,7 @@
 import type { ApiKeys } from '../callers/keys.ts';
 import { readPlan } from '../sessions/planning/plan.ts';
 import type { Store } from '../store/types.ts';
+import type { Provenance } from '../tools/provenance.ts';
 import { error, ok } from '../tools/define.ts';
 import { catalogHash, type ToolRegistry } from '../tools/registry.ts';
 import type { PluginRegistry, ToolDefinition } from '../tools/types.ts';
@@ -12,19 +13,25 @@ export interface IntrospectDeps {
   registry: ToolRegistry;
   store: Store;
   keys: ApiKeys | null;
+  provenance: Provenance;
 }
 
-function catalogTool({ registry, keys }: IntrospectDeps): ToolDefinition {
+function catalogTool({ registry, keys, provenance }: IntrospectDeps): ToolDefinition {
   return {
     name: 'introspect_catalog',
-    description: 'List the tools you may call, with the hash of each definition and of the whole catalog.',
+    description: 'List the tools you may call, with the hash of each definition, its earlier versions, and the catalog hash.',
     parameters: { type: 'object', properties: {} },
     annotations: { read_only: true, destructive: false, idempotent: true, open_world: false },
-    handler: (_params, context) => {
+    handler: async (_params, context) => {
       const caller = context.caller === null ? null : (keys?.byId(context.caller) ?? null);
       const tools = registry.list().filter((tool) => caller === null || caller.allows(tool.name));
+      await provenance.recorded();
+      const versions = await Promise.all(tools.map((t) => provenance.versions(t.name)));
       return ok(
-        { catalog_hash: catalogHash(tools), tools: tools.map((t) => ({ name: t.name, description: t.description, hash: t.hash })) },
+        {
+          catalog_hash: catalogHash(tools),
+          tools: tools.map((t, i) => ({ name: t.name, description: t.description, hash: t.hash, versions: versions[i] })),
+        },
         `You may call ${tools.length} tools.`,
       );
     },

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { NotFound } from '../errors.ts';
 import { problemResponses } from '../schemas.ts';
+import type { Caller } from '../callers/keys.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import { TOOL_NAME } from '../tools/registry.ts';
 
@@ -39,10 +40,12 @@ const versionsSchema = {
 };
 
 export async function provenanceRoutes(app: FastifyInstance, { provenance }: { provenance: Provenance }): Promise<void> {
-  async function versionsOf(name: string) {
+  async function versionsOf(name: string, caller: Caller | null) {
     await provenance.recorded();
-    // A name no tool can have is never looked up (it would only name a key that cannot exist).
-    const versions = TOOL_NAME.test(name) ? await provenance.versions(name) : [];
+    // A name no tool can have is never looked up (it would only name a key that cannot exist);
+    // a tool outside the caller's allowlist does not exist for it.
+    const visible = TOOL_NAME.test(name) && (caller === null || caller.allows(name));
+    const versions = visible ? await provenance.versions(name) : [];
     if (versions.length === 0) throw new NotFound(`no tool named "${name.slice(0, 64)}" has been served`);
     return { name, versions };
   }
@@ -61,9 +64,10 @@ export async function provenanceRoutes(app: FastifyInstance, { provenance }: { p
     async (request) => {
       const { hash } = request.params;
       // The static "hashes" segment shadows GET /tools/{name}/versions for a tool named "hashes".
-      if (hash === 'versions') return versionsOf('hashes');
+      if (hash === 'versions') return versionsOf('hashes', request.caller);
       await provenance.recorded();
-      const kept = TOOL_HASH.test(hash) ? await provenance.definition(hash) : null;
+      const found = TOOL_HASH.test(hash) ? await provenance.definition(hash) : null;
+      const kept = found !== null && (request.caller === null || request.caller.allows(String(found.definition.name))) ? found : null;
       if (kept === null) throw new NotFound(`no tool definition with hash "${hash.slice(0, 64)}" has been served`);
       return kept;
     },
@@ -80,6 +84,6 @@ export async function provenanceRoutes(app: FastifyInstance, { provenance }: { p
         response: { 200: versionsSchema, ...problemResponses(404, 503) },
       },
     },
-    async (request) => versionsOf(request.params.name),
+    async (request) => versionsOf(request.params.name, request.caller),
   );
 }

@@ -73,10 +73,12 @@ export async function toolRoutes(app: FastifyInstance, { registry, provenance }:
     async (request, reply) => {
       const format = formatByName(request.query.format ?? 'native');
       const choice = request.query.tool_choice;
-      const key = `${format.name}\n${choice ?? ''}`;
+      // Each API key sees only its tools, and the catalog hash of those (SPEC §8).
+      const caller = request.caller;
+      const key = `${caller?.id ?? ''}\n${format.name}\n${choice ?? ''}`;
       let entry = cache.get(key);
       if (entry === undefined) {
-        const tools = registry.list();
+        const tools = caller === null ? registry.list() : registry.list().filter((t) => caller.allows(t.name));
         const hash = catalogHash(tools);
         const toolChoice = toolChoiceOf(format, choice, tools.map((t) => t.name));
         entry = { tag: entityTag(hash, format, choice), body: JSON.stringify({ tools: tools.map((t) => format.renderTool(t)), hash, ...toolChoice }) };
@@ -102,7 +104,8 @@ export async function toolRoutes(app: FastifyInstance, { registry, provenance }:
     },
     async (request, reply) => {
       const format = formatByName(request.query.format ?? 'native');
-      const tool = registry.get(request.params.name);
+      const allowed = request.caller === null || request.caller.allows(request.params.name);
+      const tool = allowed ? registry.get(request.params.name) : undefined;
       if (tool === undefined) throw new NotFound(`no tool named "${request.params.name.slice(0, 64)}"`);
       await provenance.recorded();
       return sendCached(request, reply, entityTag(tool.hash, format, undefined), JSON.stringify(format.renderTool(tool)));

@@ -35,20 +35,21 @@ export function hashedDefinition(tool: RegisteredTool): HashedDefinition {
 
 export class Provenance {
   readonly #store: Store;
-  readonly #tools: readonly RegisteredTool[];
+  readonly #catalog: { list(): readonly RegisteredTool[] };
   readonly #log: Logger;
   #recording: Promise<void> | null = null;
 
-  constructor(store: Store, tools: readonly RegisteredTool[], log: Logger) {
+  /** The catalog is read when first recorded, so it may still be filling when this is made. */
+  constructor(store: Store, catalog: { list(): readonly RegisteredTool[] }, log: Logger) {
     this.#store = store;
-    this.#tools = tools;
+    this.#catalog = catalog;
     this.#log = log;
   }
 
   /** Resolves once the catalog is kept; a failed attempt (store down) is retried by the next caller. */
   recorded(): Promise<void> {
     if (this.#recording === null) {
-      const records = this.#tools.map((tool) => ({ hash: tool.hash, name: tool.name, definition: JSON.stringify(hashedDefinition(tool)) }));
+      const records = this.#catalog.list().map((tool) => ({ hash: tool.hash, name: tool.name, definition: JSON.stringify(hashedDefinition(tool)) }));
       this.#recording = this.#store.recordDefinitions(records, Date.now()).catch((err: unknown) => {
         this.#recording = null;
         throw err;

@@ -59,6 +59,29 @@ describe('API keys', () => {
     expect((await post(app, { name: 'counter', arguments: {} }, { ...bearer(SECRETS.admin), 'x-session-id': 's-admin' })).body.success).toBe(true);
   });
 
+  it('lists only the tools a key may call, in every discovery format, with the hash of that catalog', async () => {
+    const all = (await get(app, '/tools', bearer(SECRETS.admin))).body;
+    for (const format of ['native', 'openai', 'openai-responses', 'anthropic', 'gemini', 'mcp']) {
+      const response = await get(app, `/tools?format=${format}`, bearer(SECRETS.agent));
+      expect(response.status).toBe(200);
+      const text = JSON.stringify(response.body.tools);
+      expect(text).toContain('"echo"');
+      expect(text).toContain('planning_read_plan');
+      expect(text, format).not.toMatch(/"(counter|delegates|big|secret)"/);
+      expect(response.body.hash).not.toBe(all.hash);
+    }
+    const own = (await get(app, '/tools', bearer(SECRETS.agent))).body;
+    expect(own.tools.map((t: { name: string }) => t.name).sort()).toEqual(
+      all.tools.map((t: { name: string }) => t.name).filter((n: string) => n === 'echo' || /^(planning|introspect)_/.test(n)).sort(),
+    );
+    expect((await get(app, '/tools/counter', bearer(SECRETS.agent))).status).toBe(404);
+    expect((await get(app, '/tools/counter/versions', bearer(SECRETS.agent))).status).toBe(404);
+    const counterHash = all.tools.find((t: { name: string }) => t.name === 'counter').hash;
+    expect((await get(app, `/tools/hashes/${counterHash}`, bearer(SECRETS.agent))).status).toBe(404);
+    expect((await get(app, `/tools/hashes/${counterHash}`, bearer(SECRETS.admin))).status).toBe(200);
+    expect((await get(app, '/tools?tool_choice=counter&format=openai', bearer(SECRETS.agent))).status).toBe(400);
+  });
+
   it('keeps nested calls inside the allowlist too', async () => {
     // "delegates" is outside the agent's globs; the admin may call it, and it may call echo.
     expect((await post(app, { name: 'delegates', arguments: { text: 'y' } }, bearer(SECRETS.agent))).body.error.code).toBe('unknown_tool');
