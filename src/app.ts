@@ -6,7 +6,9 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
-import { InvalidBody, NotFound, sendProblem } from './errors.ts';
+import { Closing, InvalidBody, NotFound, sendProblem } from './errors.ts';
+import { Metrics } from './metrics.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { JsonInputError, parseJson } from './json.ts';
 import { openApiPlugin } from './plugins/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -19,7 +21,7 @@ import { authPlugin } from './plugins/auth.ts';
 import { RedisStore } from './store/redis.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { createStore } from './store/index.ts';
-import type { Store } from './store/types.ts';
+import { StoreUnavailableError, type Store } from './store/types.ts';
 import { Dispatcher } from './tools/invoke.ts';
 import { loadPlugins } from './tools/plugins.ts';
 import { Provenance } from './tools/provenance.ts';
@@ -66,7 +68,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     bodyLimit: config.maxBodyBytes,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    return503OnClosing: true,
+    // Requests that arrive while closing get our own 503 problem (below), not Fastify's plain one.
+    return503OnClosing: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -84,7 +87,24 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       done(new InvalidBody(err instanceof JsonInputError ? err.message : 'the body is not valid UTF-8'), undefined);
     }
   });
-  app.setErrorHandler((error, request, reply) => sendProblem(request, reply, error));
+  const metrics = new Metrics();
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof StoreUnavailableError || (error as { code?: string }).code === 'TP_STORE_UNAVAILABLE') metrics.storeError();
+    return sendProblem(request, reply, error);
+  });
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    throw new Closing('toolport is shutting down: retry on another replica');
+  });
+  // Answers finished while closing end their keep-alive connection, so the close is not held open.
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new NotFound(`no route ${request.method} ${request.url.split('?')[0]}`)));
 
   app.addHook('onClose', async () => store.close());
@@ -93,6 +113,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     store,
     defaultTimeoutMs: config.defaultTimeoutMs,
     maxContentChars: config.maxContentChars,
+    metrics,
   });
   app.decorate('toolport', { registry, store, dispatcher, config });
   provenance.recordAtStart();
@@ -104,6 +125,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(provenanceRoutes, { provenance });
   await app.register(invokeRoutes, { dispatcher });
   await app.register(sessionRoutes, { store });
+  await app.register(metricsRoutes, { metrics });
   return app;
 }
 

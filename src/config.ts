@@ -15,6 +15,8 @@ export interface Config {
   readonly maxBodyBytes: number;
   readonly maxContentChars: number;
   readonly defaultTimeoutMs: number;
+  /** How long SIGTERM waits for in-flight calls before exiting anyway. */
+  readonly shutdownGraceMs: number;
 }
 
 export class ConfigError extends Error {
@@ -98,5 +100,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1_048_576, 1024, 1024 * 1024 * 1024),
     maxContentChars: integer(env, 'MAX_CONTENT_CHARS', 100_000, 200, 100_000_000),
     defaultTimeoutMs: integer(env, 'DEFAULT_TIMEOUT_MS', 30_000, 1, 24 * 3600 * 1000),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3600 * 1000),
   });
 }

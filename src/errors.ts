@@ -18,6 +18,7 @@ export const StoreUnavailable = createError('TP_STORE_UNAVAILABLE', '%s', 503);
 export const Unauthorized = createError('TP_UNAUTHORIZED', '%s', 401);
 export const Forbidden = createError('TP_FORBIDDEN', '%s', 403);
 export const RateLimited = createError('TP_RATE_LIMITED', '%s', 429);
+export const Closing = createError('TP_CLOSING', '%s', 503);
 
 /** code → [problem type slug, title] */
 const PROBLEMS: Record<string, [string, string]> = {
@@ -30,6 +31,7 @@ const PROBLEMS: Record<string, [string, string]> = {
   TP_UNAUTHORIZED: ['unauthorized', 'A valid API key is required'],
   TP_FORBIDDEN: ['forbidden', 'This API key may not use this route'],
   TP_RATE_LIMITED: ['rate-limited', "The API key's rate limit is reached"],
+  TP_CLOSING: ['shutting-down', 'The service is shutting down'],
   FST_ERR_CTP_BODY_TOO_LARGE: ['body-too-large', 'The request body is larger than MAX_BODY_BYTES'],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported-media-type', 'The request body must be application/json'],
   FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid-body', 'The request body is empty'],
@@ -50,7 +52,7 @@ export function problemOf(error: unknown): Problem {
   if (error instanceof StoreUnavailableError) return problemOf(new StoreUnavailable(error.message));
   const fastifyError = error as Partial<FastifyError>;
   const status = typeof fastifyError.statusCode === 'number' ? fastifyError.statusCode : 500;
-  if (status >= 500 && fastifyError.code !== 'TP_STORE_UNAVAILABLE') {
+  if (status >= 500 && fastifyError.code !== 'TP_STORE_UNAVAILABLE' && fastifyError.code !== 'TP_CLOSING') {
     return { type: `${TYPE_BASE}internal`, title: 'Internal error', status: 500, detail: 'The request failed inside toolport; it has been logged.' };
   }
   const [slug, title] = PROBLEMS[fastifyError.code ?? ''] ?? ['request-error', 'The request cannot be served'];

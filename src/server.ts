@@ -1,10 +1,10 @@
 /** The process: read the configuration, build the app, listen, and close with grace on SIGTERM/SIGINT. */
+import closeWithGrace from 'close-with-grace';
 import { buildApp, createLogger } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { PluginLoadError } from './tools/plugins.ts';
 import { ToolDefinitionError } from './tools/registry.ts';
 
-const GRACE_MS = 10_000;
 
 async function main(): Promise<void> {
   let config: Config;
@@ -27,22 +27,13 @@ async function main(): Promise<void> {
   const { store, registry } = app.toolport;
   if (config.apiKeysFile === null) log.warn('no API_KEYS_FILE: every route is open to anyone who can reach this port');
 
-  let closing = false;
-  const close = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    log.info({ signal }, 'closing: finishing in-flight calls');
-    const force = setTimeout(() => process.exit(1), GRACE_MS).unref();
-    app.close().then(
-      () => {
-        clearTimeout(force);
-        process.exit(0);
-      },
-      () => process.exit(1),
-    );
-  };
-  process.on('SIGTERM', () => close('SIGTERM'));
-  process.on('SIGINT', () => close('SIGINT'));
+  // SIGTERM/SIGINT: stop accepting, let in-flight calls finish (up to SHUTDOWN_GRACE_MS), close Redis, exit 0.
+  // Past the grace period, or on a second signal, exit 1 at once: leases of unfinished calls lapse.
+  closeWithGrace({ delay: config.shutdownGraceMs, logger: log }, async ({ signal, err }) => {
+    if (err !== undefined) log.error({ err }, 'closing after an uncaught error');
+    else log.info({ signal }, 'closing: finishing in-flight calls');
+    await app.close();
+  });
 
   await app.listen({ port: config.port, host: config.host });
   log.info({ tools: registry.list().length, store: store.kind }, 'toolport is serving');

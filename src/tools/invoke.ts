@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { UNKNOWN_TOOL, type Metrics } from '../metrics.ts';
 import { deepFreeze, JsonInputError, parseJson } from '../json.ts';
 import { KeyedLock } from '../sessions/lock.ts';
 import { StagedSession } from '../sessions/staged.ts';
@@ -49,6 +50,7 @@ export interface DispatcherOptions {
   store: Store;
   defaultTimeoutMs: number;
   maxContentChars: number;
+  metrics?: Metrics;
 }
 
 const MAX_NESTING = 8;
@@ -119,6 +121,7 @@ export class Dispatcher {
         return this.#finish(scope, identity, params, failure(identity, code, message, detail, max));
       }
       scope.log.debug({ tool: tool.name, callId: identity.id, session: sessionId, attempt: attempts + 1 }, 'the session changed under the call: running it again');
+      this.#options.metrics?.sessionConflict(tool.name);
       result = await this.#sessionRetries.run(sessionId, attempt);
     }
     return result;
@@ -227,6 +230,7 @@ export class Dispatcher {
       const reads = writes.size > 0 ? staged.reads : NOTHING_STAGED.reads;
       if (!(await this.#options.store.commitSession(scope.sessionId, { reads, writes, event: JSON.stringify(event) }))) return null;
     }
+    this.#options.metrics?.called(identity.toolHash === null ? UNKNOWN_TOOL : identity.name, result.error?.code ?? 'success', result.duration_ms);
     if (scope.log.isLevelEnabled('info')) {
       scope.log.info(
         { event: 'ToolInvoked', tool: identity.name, callId: identity.id, session: scope.sessionId, caller: scope.caller, success: result.success, code: result.error?.code ?? null, durationMs: result.duration_ms },

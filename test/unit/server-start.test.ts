@@ -112,4 +112,41 @@ describe('server start', () => {
     const exit = await exited;
     expect(exit).toMatchObject({ code: 0, signal: null });
   });
+
+  it('on SIGTERM lets a call in flight finish with 200, then exits 0', async () => {
+    const port = await freePort();
+    const { child, exited } = startServer({ PORT: String(port), LOG_LEVEL: 'silent', TOOL_PLUGINS: 'test/unit/fixtures/slow-plugin.ts' });
+    const base = `http://127.0.0.1:${port}`;
+    await waitUntilHealthy(`${base}/healthz`, exited);
+    const call = fetch(`${base}/tools/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'slow_op', arguments: { ms: 800 } }),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    child.kill('SIGTERM');
+    const response = await call;
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ success: true, value: { waited: 800 } });
+    expect(await exited).toMatchObject({ code: 0, signal: null });
+    await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+  });
+
+  it('exits 1 when calls are still running after SHUTDOWN_GRACE_MS', async () => {
+    const port = await freePort();
+    const { child, exited } = startServer({ PORT: String(port), LOG_LEVEL: 'silent', TOOL_PLUGINS: 'test/unit/fixtures/slow-plugin.ts', SHUTDOWN_GRACE_MS: '300' });
+    const base = `http://127.0.0.1:${port}`;
+    await waitUntilHealthy(`${base}/healthz`, exited);
+    const call = fetch(`${base}/tools/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'slow_op', arguments: { ms: 5000 } }),
+    }).catch((err: unknown) => err);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const signalled = Date.now();
+    child.kill('SIGTERM');
+    expect((await exited).code).toBe(1);
+    expect(Date.now() - signalled).toBeLessThan(2000);
+    expect(await call).toBeInstanceOf(Error);
+  });
 });
