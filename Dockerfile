@@ -1,0 +1,28 @@
+# toolport: the TypeScript sources run with tsx (a runtime dependency); no compile step.
+# Stage 1 installs production dependencies only; stage 2 is the small runtime image.
+
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080
+WORKDIR /app
+COPY --from=deps --chown=node:node /app/node_modules ./node_modules
+COPY --chown=node:node package.json package-lock.json ./
+COPY --chown=node:node src ./src
+COPY --chown=node:node examples ./examples
+# The image's non-root user; the workspace folder is writable by it.
+RUN mkdir -p /workspace && chown node:node /workspace
+USER node
+EXPOSE 8080
+# SIGTERM drains in-flight calls (SHUTDOWN_GRACE_MS, default 10 s); keep the orchestrator's
+# stop timeout above it (compose: stop_grace_period).
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# One process (not the tsx CLI, which forks): signals reach the server directly.
+CMD ["node", "--import", "tsx", "src/server.ts"]

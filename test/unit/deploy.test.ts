@@ -1,0 +1,118 @@
+/**
+ * Deployment files, checked without a Docker engine (none runs here): the compose file and the
+ * gateway config hold what the README promises, and the Dockerfile's own install and start
+ * commands serve from a clean copy of the sources.
+ */
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { ApiKeys } from '../../src/callers/keys.ts';
+import { startChild, stopAll, waitUntilReady } from '../../support/children.ts';
+import { freePorts } from '../../support/ports.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const read = (file: string) => readFile(path.join(ROOT, file), 'utf8');
+const execFileAsync = promisify(execFile);
+
+interface Service {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+  ports?: string[];
+  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }>;
+  stop_grace_period?: string;
+}
+
+describe('docker-compose.yml', async () => {
+  const compose = parse(await read('docker-compose.yml')) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+  const { redis, toolport, litellm } = compose.services;
+
+  it('runs Redis with the append-only file, no eviction, a named volume and a health check', () => {
+    expect(redis!.command).toEqual(expect.arrayContaining(['--appendonly', 'yes', '--maxmemory-policy', 'noeviction']));
+    expect(redis!.volumes).toContain('redis-data:/data');
+    expect(Object.keys(compose.volumes)).toContain('redis-data');
+    expect(redis!.healthcheck!.test).toEqual(['CMD', 'redis-cli', 'ping']);
+  });
+
+  it('builds toolport from the Dockerfile, on Redis once it is healthy, with a plugin and API keys mounted', () => {
+    expect(toolport!.build).toBe('.');
+    expect(toolport!.depends_on).toEqual({ redis: { condition: 'service_healthy' } });
+    expect(toolport!.environment).toMatchObject({ REDIS_URL: 'redis://redis:6379', API_KEYS_FILE: '/config/api-keys.yaml', TOOL_PLUGINS: 'examples/plugins/calculator.ts' });
+    expect(toolport!.ports).toContain('8080:8080');
+    expect(toolport!.healthcheck!.test.join(' ')).toContain('/healthz');
+    for (const mount of toolport!.volumes!.filter((v) => v.startsWith('./'))) {
+      expect(existsSync(path.join(ROOT, mount.split(':')[0]!)), mount).toBe(true);
+    }
+  });
+
+  it('puts LiteLLM on port 4000 with the committed config, model keys from the environment', () => {
+    expect(litellm!.image).toMatch(/^ghcr\.io\/berriai\/litellm:/);
+    expect(litellm!.ports).toContain('4000:4000');
+    expect(litellm!.volumes).toContain('./deploy/litellm/config.yaml:/app/config.yaml:ro');
+    expect(litellm!.environment).toHaveProperty('OPENAI_API_KEY');
+    expect(litellm!.depends_on).toEqual({ toolport: { condition: 'service_healthy' } });
+  });
+});
+
+describe('deploy/ configuration', () => {
+  it("registers toolport's /mcp endpoint in LiteLLM's config, with a key toolport accepts", async () => {
+    const config = parse(await read('deploy/litellm/config.yaml')) as {
+      model_list: { litellm_params: { api_key: string } }[];
+      mcp_servers: Record<string, { url: string; transport: string; auth_type: string; auth_value: string }>;
+    };
+    expect(config.mcp_servers.toolport).toMatchObject({ url: 'http://toolport:8080/mcp', transport: 'http', auth_type: 'bearer_token', auth_value: 'os.environ/TOOLPORT_API_KEY' });
+    expect(config.model_list.every((m) => m.litellm_params.api_key.startsWith('os.environ/'))).toBe(true);
+    const keys = ApiKeys.load(path.join(ROOT, 'deploy/toolport/api-keys.yaml'));
+    expect(keys.authenticate('tp-litellm-change-me')?.id).toBe('litellm');
+    expect(keys.authenticate('tp-admin-change-me')?.admin).toBe(true);
+  });
+});
+
+describe('Dockerfile', async () => {
+  const dockerfile = await read('Dockerfile');
+  const instructions = dockerfile.split('\n').filter((line) => /^[A-Z]+\s/.test(line));
+
+  it('is multi-stage, production dependencies only, non-root, HOST=0.0.0.0, health-checked, stopped by SIGTERM', async () => {
+    expect(instructions.filter((line) => line.startsWith('FROM '))).toHaveLength(2);
+    expect(dockerfile).toContain('npm ci --omit=dev');
+    expect(instructions.find((line) => line.startsWith('USER '))).toBe('USER node');
+    expect(dockerfile).toMatch(/HOST=0\.0\.0\.0/);
+    expect(dockerfile).toMatch(/HEALTHCHECK [^\n]*\\\n[^\n]*\/healthz/);
+    expect(instructions).toContain('STOPSIGNAL SIGTERM');
+    const ignored = (await read('.dockerignore')).split('\n');
+    expect(ignored).toEqual(expect.arrayContaining(['node_modules', '.git', 'test']));
+  });
+
+  it('serves from a clean copy after its own install command, with its own start command', async () => {
+    const copy = await mkdtemp(path.join(tmpdir(), 'toolport-image-'));
+    try {
+      for (const entry of ['package.json', 'package-lock.json', 'src', 'examples', 'deploy']) await cp(path.join(ROOT, entry), path.join(copy, entry), { recursive: true });
+      await execFileAsync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund'], { cwd: copy, timeout: 170_000 });
+      expect(existsSync(path.join(copy, 'node_modules/vitest'))).toBe(false);
+      const cmd = JSON.parse(instructions.find((line) => line.startsWith('CMD '))!.slice(4)) as string[];
+      const [port] = await freePorts(1);
+      const env = { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), NODE_ENV: 'production', LOG_LEVEL: 'warn', TOOL_PLUGINS: 'examples/plugins/calculator.ts', API_KEYS_FILE: 'deploy/toolport/api-keys.yaml' };
+      const child = startChild('toolport (production install)', cmd[0] === 'node' ? process.execPath : cmd[0]!, cmd.slice(1), { cwd: copy, env });
+      const base = `http://127.0.0.1:${port}`;
+      await waitUntilReady(child, 'GET /healthz → 200', async () => (await fetch(`${base}/healthz`)).ok);
+      const response = await fetch(`${base}/tools/invoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer tp-litellm-change-me' },
+        body: JSON.stringify({ name: 'add', arguments: { a: 2, b: 3 } }),
+      });
+      expect(await response.json()).toMatchObject({ success: true, value: { sum: 5 } });
+    } finally {
+      await stopAll();
+      await rm(copy, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
