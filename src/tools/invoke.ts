@@ -57,6 +57,8 @@ const MAX_NESTING = 8;
 /** Attempts of a handler whose session writes keep conflicting with other calls' (bounded by the deadline too). */
 const MAX_SESSION_ATTEMPTS = 32;
 const NOTHING_STAGED: Pick<SessionCommit, 'reads' | 'writes'> = { reads: new Map(), writes: new Map() };
+/** Outcomes that must answer at once, without waiting for the store to record their event. */
+const LATE_CODES = new Set(['deadline_exceeded', 'cancelled']);
 
 export class Dispatcher {
   readonly #options: DispatcherOptions;
@@ -228,7 +230,11 @@ export class Dispatcher {
       // Reads matter only to a call that writes: a read-only call never conflicts.
       const writes = result.success ? staged.writes : NOTHING_STAGED.writes;
       const reads = writes.size > 0 ? staged.reads : NOTHING_STAGED.reads;
-      if (!(await this.#options.store.commitSession(scope.sessionId, { reads, writes, event: JSON.stringify(event) }))) return null;
+      const commit = this.#options.store.commitSession(scope.sessionId, { reads, writes, event: JSON.stringify(event) });
+      if (LATE_CODES.has(result.error?.code ?? '')) {
+        // Out of time (or caller gone): answer now; the lone event lands when the store answers.
+        commit.catch((err: unknown) => scope.log.warn({ err, callId: identity.id }, 'the event of a call that ran out of time was not recorded'));
+      } else if (!(await commit)) return null;
     }
     this.#options.metrics?.called(identity.toolHash === null ? UNKNOWN_TOOL : identity.name, result.error?.code ?? 'success', result.duration_ms);
     if (scope.log.isLevelEnabled('info')) {

@@ -125,6 +125,16 @@ export const testTools: ToolDefinition[] = [
     },
   },
   {
+    name: 'writes_many',
+    description: 'Waits, then writes keys k0..k(n-1) of the session with the same value.',
+    parameters: { type: 'object', properties: { n: { type: 'integer', minimum: 1 }, wait_ms: { type: 'integer', minimum: 0 }, value: { type: 'string' } }, required: ['n', 'value'] },
+    handler: async (params, context) => {
+      await sleep((params.wait_ms as number | undefined) ?? 0);
+      for (let i = 0; i < (params.n as number); i++) await context.session!.set(`k${i}`, params.value);
+      return ok(null, 'written');
+    },
+  },
+  {
     name: 'conflicts',
     description: 'Reads the counter, bumps it through a nested call, then writes: its own commit always conflicts.',
     parameters: noArgs,

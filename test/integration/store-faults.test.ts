@@ -76,4 +76,36 @@ describe('Redis outages', () => {
     await waitUntilReady(app);
     expect((await post(app, { name: 'counter', arguments: {} }, { 'x-session-id': 'paused' })).body.value).toEqual({ count: 2 });
   });
+
+  it('ends a call by its deadline while Redis is paused mid-call, without waiting for the store', async () => {
+    const session = { 'x-session-id': 'paused-mid-call', 'x-timeout-ms': '300' };
+    const call = timed(() => post(app, { name: 'slow', arguments: { ms: 2000 } }, session));
+    await sleep(100);
+    redis.pause();
+    try {
+      const { result, ms } = await call;
+      expect(result.status).toBe(200);
+      expect(result.body.error.code).toBe('deadline_exceeded');
+      expect(ms).toBeLessThan(600);
+    } finally {
+      redis.resume();
+    }
+    await waitUntilReady(app);
+  });
+
+  it('applies a session commit cut off by a paused Redis either fully or not at all', async () => {
+    const headers = { 'x-session-id': 'interrupted', 'x-timeout-ms': '5000' };
+    await post(app, { name: 'writes_many', arguments: { n: 5, value: 'before' } }, headers);
+    const call = post(app, { name: 'writes_many', arguments: { n: 5, wait_ms: 200, value: 'after' } }, headers);
+    await sleep(100);
+    redis.pause();
+    const answer = await call; // the commit reaches a frozen Redis: 503 after the command timeout
+    redis.resume();
+    await waitUntilReady(app);
+    const values = (await app.toolport.store.sessionRead('interrupted', ['k0', 'k1', 'k2', 'k3', 'k4'])).values;
+    expect(new Set(values).size, `answer ${answer.status}: ${JSON.stringify(values)}`).toBe(1);
+    expect(['"before"', '"after"']).toContain(values[0]);
+    if (answer.status === 200) expect(values[0]).toBe('"after"');
+    else expect(answer.status).toBe(503);
+  });
 });
