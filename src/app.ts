@@ -11,6 +11,7 @@ import { JsonInputError, parseJson } from './json.ts';
 import { openApiPlugin } from './plugins/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invokeRoutes } from './routes/invoke.ts';
+import { ledgerRoutes } from './routes/ledger.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { createStore } from './store/index.ts';
 import type { Store } from './store/types.ts';
@@ -78,6 +79,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     store,
     defaultTimeoutMs: config.defaultTimeoutMs,
     maxContentChars: config.maxContentChars,
+    ledgerLeaseMs: config.ledgerLeaseMs,
   });
   app.decorate('toolport', { registry, store, dispatcher, config });
 
@@ -85,6 +87,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(healthRoutes, { store });
   await app.register(toolRoutes, { registry });
   await app.register(invokeRoutes, { dispatcher });
+  await app.register(ledgerRoutes, { ledger: store.ledger });
   return app;
 }
 

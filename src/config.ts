@@ -15,6 +15,8 @@ export interface Config {
   readonly maxBodyBytes: number;
   readonly maxContentChars: number;
   readonly defaultTimeoutMs: number;
+  /** Effect ledger lease: how long a dead replica's call blocks identical calls at most. */
+  readonly ledgerLeaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -98,5 +100,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1_048_576, 1024, 1024 * 1024 * 1024),
     maxContentChars: integer(env, 'MAX_CONTENT_CHARS', 100_000, 200, 100_000_000),
     defaultTimeoutMs: integer(env, 'DEFAULT_TIMEOUT_MS', 30_000, 1, 24 * 3600 * 1000),
+    ledgerLeaseMs: integer(env, 'LEDGER_LEASE_MS', 10_000, 100, 3600 * 1000),
   });
 }

@@ -5,6 +5,7 @@
 import createError, { type FastifyErrorConstructor } from '@fastify/error';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailableError } from './store/types.ts';
+import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from './ledger/guard.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 const TYPE_BASE = 'urn:toolport:problem:';
@@ -15,6 +16,8 @@ export const InvalidHeader = createError('TP_INVALID_HEADER', '%s', 400);
 export const InvalidQuery = createError('TP_INVALID_QUERY', '%s', 400);
 export const NotFound = createError('TP_NOT_FOUND', '%s', 404);
 export const StoreUnavailable = createError('TP_STORE_UNAVAILABLE', '%s', 503);
+export const IdempotencyKeyInFlight = createError('TP_IDEMPOTENCY_KEY_IN_FLIGHT', '%s', 409);
+export const IdempotencyKeyReused = createError('TP_IDEMPOTENCY_KEY_REUSED', '%s', 422);
 
 /** code → [problem type slug, title] */
 const PROBLEMS: Record<string, [string, string]> = {
@@ -24,6 +27,8 @@ const PROBLEMS: Record<string, [string, string]> = {
   TP_INVALID_QUERY: ['invalid-query', 'A query parameter is invalid'],
   TP_NOT_FOUND: ['not-found', 'Not found'],
   TP_STORE_UNAVAILABLE: ['store-unavailable', 'The state store is unreachable'],
+  TP_IDEMPOTENCY_KEY_IN_FLIGHT: ['idempotency-key-in-flight', 'A call with this Idempotency-Key is still running'],
+  TP_IDEMPOTENCY_KEY_REUSED: ['idempotency-key-reused', 'This Idempotency-Key was used with another payload'],
   FST_ERR_CTP_BODY_TOO_LARGE: ['body-too-large', 'The request body is larger than MAX_BODY_BYTES'],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported-media-type', 'The request body must be application/json'],
   FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid-body', 'The request body is empty'],
@@ -42,6 +47,8 @@ export interface Problem {
 
 export function problemOf(error: unknown): Problem {
   if (error instanceof StoreUnavailableError) return problemOf(new StoreUnavailable(error.message));
+  if (error instanceof IdempotencyKeyInFlightError) return problemOf(new IdempotencyKeyInFlight(error.message));
+  if (error instanceof IdempotencyKeyReusedError) return problemOf(new IdempotencyKeyReused(error.message));
   const fastifyError = error as Partial<FastifyError>;
   const status = typeof fastifyError.statusCode === 'number' ? fastifyError.statusCode : 500;
   if (status >= 500 && fastifyError.code !== 'TP_STORE_UNAVAILABLE') {
@@ -58,6 +65,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
   problem.instance = request.url.split('?')[0];
   problem.request_id = String(request.id);
   if (problem.status === 503) reply.header('retry-after', '1');
+  if (error instanceof IdempotencyKeyInFlightError) reply.header('retry-after', String(error.retryAfterS));
   reply.header('x-request-id', request.id);
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
 }

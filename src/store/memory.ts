@@ -1,4 +1,5 @@
 /** The embedded store: one process, state in a Map, expiry checked on access and swept now and then. */
+import { MemoryLedger } from '../ledger/memory.ts';
 import type { SessionCommit, Store, StoreOptions } from './types.ts';
 
 interface SessionEntry {
@@ -14,6 +15,7 @@ export class MemoryStore implements Store {
   readonly #sessions = new Map<string, SessionEntry>();
   readonly #options: StoreOptions;
   readonly #sweeper: NodeJS.Timeout;
+  readonly ledger = new MemoryLedger();
 
   constructor(options: StoreOptions) {
     this.#options = options;
@@ -58,6 +60,7 @@ export class MemoryStore implements Store {
   #sweep(): void {
     const now = Date.now();
     for (const [id, entry] of this.#sessions) if (entry.expiresAt <= now) this.#sessions.delete(id);
+    this.ledger.prune();
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 /** The one interface the runtime keeps its state behind; memory.ts and redis.ts behave the same. */
+import type { EffectLedger } from '../ledger/types.ts';
 
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
@@ -30,4 +31,6 @@ export interface Store {
   /** The session's events, oldest first (JSON text). */
   sessionEvents(sessionId: string): Promise<string[]>;
   close(): Promise<void>;
+  /** The effect ledger (SPEC §5), kept in the same store. */
+  readonly ledger: EffectLedger;
 }

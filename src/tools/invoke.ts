@@ -15,6 +15,7 @@ import { renderContent } from './render.ts';
 import { violations } from './schema.ts';
 import { CallContext, type Cancellation } from './context.ts';
 import { settle } from './race.ts';
+import { LedgerGuard } from '../ledger/guard.ts';
 import type { NestedResult } from './types.ts';
 
 export interface ToolCall {
@@ -24,6 +25,8 @@ export interface ToolCall {
   arguments: unknown;
   /** The arguments are already a parsed body: a string is a wrong value, not JSON text. */
   parsed?: boolean;
+  /** The caller's Idempotency-Key for this call (SPEC §5), already checked by the HTTP edge. */
+  idempotencyKey?: string | null;
 }
 
 /** Who calls and under which limits; shared by the calls of one request. */
@@ -46,15 +49,20 @@ export interface DispatcherOptions {
   store: Store;
   defaultTimeoutMs: number;
   maxContentChars: number;
+  /** How long an idempotent call's ledger lease lasts unless renewed (it is, while the handler runs). */
+  ledgerLeaseMs?: number;
 }
 
 const MAX_NESTING = 8;
+const DEFAULT_LEDGER_LEASE_MS = 10_000;
 
 export class Dispatcher {
   readonly #options: DispatcherOptions;
+  readonly #ledger: LedgerGuard;
 
   constructor(options: DispatcherOptions) {
     this.#options = options;
+    this.#ledger = new LedgerGuard(options.store.ledger, options.ledgerLeaseMs ?? DEFAULT_LEDGER_LEASE_MS, options.maxContentChars);
   }
 
   get registry(): ToolRegistry {
@@ -90,21 +98,20 @@ export class Dispatcher {
     }
     const session = scope.sessionId === null ? null : new StagedSession(this.#options.store, scope.sessionId);
     if (session !== null) this.#options.store.assertAvailable();
-    const result = await this.#run(tool, deepFreeze(params) as Record<string, unknown>, identity, scope, session, deadline, budgetMs);
+    const frozen = deepFreeze(params) as Record<string, unknown>;
+    const context = this.#context(tool, identity, scope, session, deadline);
+    const result =
+      tool.idempotency === null || tool.idempotency.strategy === 'none'
+        ? await this.#run(tool, frozen, identity, scope, context, budgetMs)
+        : await this.#ledger.run(
+            { tool, params: frozen, identity, context, sessionId: scope.sessionId, caller: scope.caller, headerKey: call.idempotencyKey ?? null, deadline, cancellation: scope.cancellation, log: scope.log },
+            () => this.#run(tool, frozen, identity, scope, context, budgetMs),
+          );
     return this.#finish(scope, identity, params, result, session?.close() ?? new Map());
   }
 
-  async #run(
-    tool: RegisteredTool,
-    params: Record<string, unknown>,
-    identity: CallIdentity,
-    scope: InvocationScope,
-    session: StagedSession | null,
-    deadline: number,
-    budgetMs: number,
-  ): Promise<InvocationResult> {
-    const max = this.#options.maxContentChars;
-    const context = new CallContext({
+  #context(tool: RegisteredTool, identity: CallIdentity, scope: InvocationScope, session: StagedSession | null, deadline: number): CallContext {
+    return new CallContext({
       callId: identity.id,
       toolName: tool.name,
       session,
@@ -115,6 +122,17 @@ export class Dispatcher {
       logBindings: scope.sessionId === null ? { callId: identity.id, tool: tool.name } : { callId: identity.id, tool: tool.name, session: scope.sessionId },
       invoke: (name, nestedParams, parent) => this.#nested(name, nestedParams, parent, scope),
     });
+  }
+
+  async #run(
+    tool: RegisteredTool,
+    params: Record<string, unknown>,
+    identity: CallIdentity,
+    scope: InvocationScope,
+    context: CallContext,
+    budgetMs: number,
+  ): Promise<InvocationResult> {
+    const max = this.#options.maxContentChars;
     const settled = await settle(() => tool.handler(params, context), context, scope.cancellation);
     if (settled.kind === 'deadline' || settled.kind === 'cancelled') {
       const [message, detail] = settled.kind === 'deadline' ? explain.deadline(tool, budgetMs) : explain.cancelled(tool);
