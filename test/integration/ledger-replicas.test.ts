@@ -13,6 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { http200, startChild, stopAll, waitUntilReady } from '../../support/children.ts';
 import { freePorts } from '../../support/ports.ts';
+import { RedisServer } from '../../support/redis-server.ts';
 import { ok } from '../../src/tools/define.ts';
 import { makeApp, post } from '../helpers/app.ts';
 import { ledgerRuns, registerLedgerTools, runsOf } from '../helpers/ledger-tools.ts';
@@ -121,5 +122,30 @@ describe('effect ledger across replicas (redis)', () => {
     expect(runsOf(tag)).toBe(1);
     const replayed = await post(two, { name: 'charge_slowly', arguments: { tag } });
     expect(replayed.body).toMatchObject({ replayed: true, effect_id: retried.body.effect_id });
+  });
+});
+
+describe('effect ledger with Redis down', () => {
+  it('answers 503 fast instead of running an effect it cannot record, and recovers', async () => {
+    const redis = await RedisServer.start();
+    const app = await makeApp('redis', { redisUrl: redis.url, register: registerLedgerTools });
+    try {
+      const tag = `outage-${randomUUID()}`;
+      await redis.stop();
+      await sleep(100);
+      const started = Date.now();
+      const refused = await post(app, { name: 'charge_global', arguments: { tag } });
+      expect(refused.status).toBe(503);
+      expect(refused.body.type).toBe('urn:toolport:problem:store-unavailable');
+      expect(Date.now() - started).toBeLessThan(1500);
+      expect(runsOf(tag)).toBe(0);
+      await redis.restart();
+      for (let i = 0; i < 80 && (await app.inject({ method: 'GET', url: '/readyz' })).statusCode !== 200; i++) await sleep(100);
+      expect((await post(app, { name: 'charge_global', arguments: { tag } })).body.success).toBe(true);
+      expect(runsOf(tag)).toBe(1);
+    } finally {
+      await app.close();
+      await redis.stop();
+    }
   });
 });
