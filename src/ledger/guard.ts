@@ -64,9 +64,10 @@ export class LedgerGuard {
 
   async run(call: GuardedCall, execute: () => Promise<InvocationResult>): Promise<InvocationResult> {
     const { tool, identity } = call;
+    const paramsHash = hashJson(call.params);
     let part: string;
     try {
-      part = call.headerKey ?? derivedKeyPart(tool, call.params, call.context);
+      part = call.headerKey ?? (tool.idempotency!.strategy === 'auto' ? paramsHash : derivedKeyPart(tool, call.params, call.context));
     } catch (err) {
       if (!(err instanceof KeyFunctionError)) throw err;
       const message = `Tool "${tool.name}" could not compute its idempotency key (${err.message}), so it did not run. This is not caused by your arguments.`;
@@ -74,7 +75,7 @@ export class LedgerGuard {
     }
     const scope = scopeName(tool.idempotency!.scope, call.sessionId, call.caller);
     const key = `${scope}:${tool.name}:${part}`;
-    const labels: EntryLabels = { tool: tool.name, scope, paramsHash: hashJson(call.params) };
+    const labels: EntryLabels = { tool: tool.name, scope, paramsHash };
     const token = randomUUID();
     let waitMs = FIRST_WAIT_MS;
     for (;;) {

@@ -5,24 +5,28 @@
  * itself when its process dies. Per-tool and per-scope sorted sets index the records.
  */
 import { readFileSync } from 'node:fs';
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect } from './types.ts';
 
 const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
+const addToIndex = script('includes/addToIndex');
 
-const SCRIPTS = {
-  ledgerBegin: script('ledgerBegin'),
-  ledgerComplete: script('ledgerComplete'),
-  ledgerAbort: script('ledgerAbort'),
-  ledgerRenew: script('ledgerRenew'),
-  ledgerIndex: script('ledgerIndex'),
-  ledgerForget: script('ledgerForget'),
+/** Command name → [number of keys, Lua]. */
+const SCRIPTS: Record<string, [number, string]> = {
+  ledgerBegin: [1, script('ledgerBegin')],
+  ledgerComplete: [1, addToIndex + script('ledgerComplete')],
+  ledgerCompleteIndexed: [3, addToIndex + script('ledgerComplete')],
+  ledgerAbort: [1, script('ledgerAbort')],
+  ledgerRenew: [1, script('ledgerRenew')],
+  ledgerIndex: [1, addToIndex + script('ledgerIndex')],
+  ledgerForget: [1, script('ledgerForget')],
 };
 
 type Arg = string | number;
 type LedgerClient = (Redis | Cluster) & {
   ledgerBegin(entry: string, ...args: Arg[]): Promise<[string, (string | number)?]>;
   ledgerComplete(entry: string, ...args: Arg[]): Promise<number>;
+  ledgerCompleteIndexed(entry: string, toolIndex: string, scopeIndex: string, ...args: Arg[]): Promise<number>;
   ledgerAbort(entry: string, token: string): Promise<number>;
   ledgerRenew(entry: string, token: string, leaseMs: number): Promise<number>;
   ledgerIndex(index: string, member: string, ttlMs: Arg): Promise<number>;
@@ -39,12 +43,16 @@ export class RedisLedger implements EffectLedger {
   readonly #client: LedgerClient;
   readonly #prefix: string;
   readonly #guard: CommandGuard;
+  /** On Cluster the indexes live in other slots than the entry, so they are written beside it. */
+  readonly #cluster: boolean;
 
-  constructor(client: Redis | Cluster, keyPrefix: string, guard: CommandGuard) {
-    for (const [name, lua] of Object.entries(SCRIPTS)) client.defineCommand(name, { numberOfKeys: 1, lua });
+  /** `indexesApart` forces the Cluster way on a single Redis (tests use it to cover that path). */
+  constructor(client: Redis | Cluster, keyPrefix: string, guard: CommandGuard, options: { indexesApart?: boolean } = {}) {
+    for (const [name, [numberOfKeys, lua]] of Object.entries(SCRIPTS)) client.defineCommand(name, { numberOfKeys, lua });
     this.#client = client as LedgerClient;
     this.#prefix = keyPrefix;
     this.#guard = guard;
+    this.#cluster = options.indexesApart ?? client instanceof Cluster;
   }
 
   /** One key per entry, its own hash tag: `toolport:{effect:session:s1:echo:9f…}`. */
@@ -81,13 +89,18 @@ export class RedisLedger implements EffectLedger {
   async complete(labels: EntryLabels, token: string, effect: ToolEffect, ttlS: number | null): Promise<boolean> {
     const ttlMs = ttlS === null ? '' : ttlS * 1000;
     const key = effect.idempotency_key;
-    // Sent together, answered together: one round trip. The index may name a record that did not
-    // land (harmless: deleting it is a no-op), never the other way round on one connection.
+    const [entry, toolIndex, scopeIndex] = [this.#entryKey(key), this.#toolIndex(labels.tool), this.#scopeIndex(labels.scope)];
+    const json = JSON.stringify(effect);
+    if (!this.#cluster) {
+      return (await this.#guard(() => this.#client.ledgerCompleteIndexed(entry, toolIndex, scopeIndex, token, json, ttlMs, key))) === 1;
+    }
+    // Sent together, answered together: still one round trip. An index may name a record that
+    // did not land (harmless: deleting it is a no-op).
     const [, , recorded] = await this.#guard(() =>
       Promise.all([
-        this.#client.ledgerIndex(this.#toolIndex(labels.tool), key, ttlMs),
-        this.#client.ledgerIndex(this.#scopeIndex(labels.scope), key, ttlMs),
-        this.#client.ledgerComplete(this.#entryKey(key), token, JSON.stringify(effect), ttlMs),
+        this.#client.ledgerIndex(toolIndex, key, ttlMs),
+        this.#client.ledgerIndex(scopeIndex, key, ttlMs),
+        this.#client.ledgerComplete(entry, token, json, ttlMs, key),
       ]),
     );
     return recorded === 1;

@@ -10,16 +10,16 @@ import type { BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../../
 const clients: Redis[] = [];
 afterAll(() => clients.forEach((client) => client.disconnect()));
 
+function redisLedger(indexesApart: boolean): EffectLedger {
+  const client = new Redis(inject('redisUrl'));
+  clients.push(client);
+  return new RedisLedger(client, `unit-${randomUUID().slice(0, 8)}:`, (command) => command(), { indexesApart });
+}
+
 const ledgers: [string, () => EffectLedger][] = [
   ['memory', () => new MemoryLedger()],
-  [
-    'redis',
-    () => {
-      const client = new Redis(inject('redisUrl'));
-      clients.push(client);
-      return new RedisLedger(client, `unit-${randomUUID().slice(0, 8)}:`, (command) => command());
-    },
-  ],
+  ['redis', () => redisLedger(false)],
+  ['redis (indexes written apart, as on Cluster)', () => redisLedger(true)],
 ];
 
 const labels: EntryLabels = { tool: 'pay', scope: 'global', paramsHash: 'a'.repeat(64) };
