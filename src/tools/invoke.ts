@@ -100,11 +100,23 @@ export class Dispatcher {
     if (session !== null) this.#options.store.assertAvailable();
     const frozen = deepFreeze(params) as Record<string, unknown>;
     const context = this.#context(tool, identity, scope, session, deadline);
+    // An idempotent tool runs through the effect ledger (src/ledger/guard.ts): once per key.
     const result =
       tool.idempotency === null || tool.idempotency.strategy === 'none'
         ? await this.#run(tool, frozen, identity, scope, context, budgetMs)
         : await this.#ledger.run(
-            { tool, params: frozen, identity, context, sessionId: scope.sessionId, caller: scope.caller, headerKey: call.idempotencyKey ?? null, deadline, cancellation: scope.cancellation, log: scope.log },
+            {
+              tool,
+              params: frozen,
+              identity,
+              context,
+              sessionId: scope.sessionId,
+              caller: scope.caller,
+              headerKey: call.idempotencyKey ?? null,
+              deadline,
+              cancellation: scope.cancellation,
+              log: scope.log,
+            },
             () => this.#run(tool, frozen, identity, scope, context, budgetMs),
           );
     return this.#finish(scope, identity, params, result, session?.close() ?? new Map());
