@@ -14,6 +14,12 @@ export function runsOf(tag: string): number {
   return ledgerRuns.get(tag) ?? 0;
 }
 
+/** Resolves once the handler for `tag` has started `count` times (so a test knows the lease is taken). */
+export async function started(tag: string, count = 1): Promise<void> {
+  for (let i = 0; i < 500 && runsOf(tag) < count; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  if (runsOf(tag) < count) throw new Error(`the handler for ${tag} did not start`);
+}
+
 const tagged = { tag: { type: 'string' }, ms: { type: 'integer', minimum: 0 } };
 
 function count(tag: unknown): void {

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, post, STORES } from '../helpers/app.ts';
-import { failuresLeft, registerLedgerTools, runsOf } from '../helpers/ledger-tools.ts';
+import { failuresLeft, registerLedgerTools, runsOf, started } from '../helpers/ledger-tools.ts';
 
 describe.each(STORES)('effect ledger (%s store)', (store) => {
   let app: FastifyInstance;
@@ -79,7 +79,7 @@ describe.each(STORES)('effect ledger (%s store)', (store) => {
   it('answers in_progress when the running call does not finish within the deadline', async () => {
     const t = tag();
     const running = call('charge', { tag: t, ms: 400 });
-    await sleep(50);
+    await started(t);
     const waiting = await call('charge', { tag: t, ms: 400 }, { 'x-timeout-ms': '100' });
     expect(waiting.status).toBe(200);
     expect(waiting.body).toMatchObject({ success: false, error: { code: 'in_progress' }, replayed: false });
@@ -151,7 +151,7 @@ describe.each(STORES)('effect ledger (%s store)', (store) => {
     it('answers 409 with Retry-After while a call with the key is running', async () => {
       const t = tag();
       const running = call('charge', { tag: t, ms: 300 }, { 'idempotency-key': `k-${t}` });
-      await sleep(50);
+      await started(t);
       const conflict = await call('charge', { tag: t, ms: 300 }, { 'idempotency-key': `k-${t}` });
       expect(conflict.status).toBe(409);
       expect(conflict.body.type).toBe('urn:toolport:problem:idempotency-key-in-flight');
