@@ -37,6 +37,9 @@ const removedSchema = {
 /** `global`, `session:<id>` or `key:<API key id>` (`session:` and `key:` alone: calls without one). */
 const SCOPE = /^(global|session:[A-Za-z0-9._:-]{0,128}|key:[^\s{}]{0,256})$/;
 
+/** Every ledger key starts with its scope; anything else cannot name an entry. */
+const LEDGER_KEY = /^(global|session|key):/;
+
 /** Marks a route for the admin check of SPEC §8 (not built yet: every route is open without API keys). */
 const ADMIN = { admin: true };
 
@@ -60,7 +63,7 @@ export async function ledgerRoutes(app: FastifyInstance, { ledger }: { ledger: E
       },
     },
     async (request) => {
-      const effect = await ledger.lookup(request.params.key);
+      const effect = LEDGER_KEY.test(request.params.key) ? await ledger.lookup(request.params.key) : null;
       if (effect === null) throw new NotFound('no recorded effect under this key (never recorded, expired or invalidated)');
       return effect;
     },
@@ -79,7 +82,7 @@ export async function ledgerRoutes(app: FastifyInstance, { ledger }: { ledger: E
       },
     },
     async (request) => {
-      if (!(await ledger.invalidate(request.params.key))) throw new NotFound('no ledger entry under this key');
+      if (!LEDGER_KEY.test(request.params.key) || !(await ledger.invalidate(request.params.key))) throw new NotFound('no ledger entry under this key');
       return { removed: 1 };
     },
   );

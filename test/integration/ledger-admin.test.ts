@@ -53,6 +53,9 @@ describe.each(STORES)('ledger routes (%s store)', (store) => {
     expect(status).toBe(404);
     expect(headers['content-type']).toMatch(/problem\+json/);
     expect(body.type).toBe('urn:toolport:problem:not-found');
+    // Not a ledger key at all (every key starts with its scope), e.g. the name of an index.
+    expect((await request('GET', effectUrl('s-of-tool:charge'))).status).toBe(404);
+    expect((await request('DELETE', effectUrl('s-of-tool:charge'))).status).toBe(404);
   });
 
   it('DELETE /ledger/effects/{key} invalidates one entry: the next call runs again', async () => {
