@@ -1,6 +1,7 @@
 // `npm run bench`: start the baseline, a throwaway Redis and toolport (memory and Redis
 // store) as children, load each scenario with autocannon, print a table and save JSON.
-// Env: BENCH_DURATION (seconds, default 10), BENCH_ONLY (comma list of targets: bare,memory,redis).
+// Env: BENCH_DURATION (seconds, default 10), BENCH_ONLY (comma list of targets: bare,memory,redis),
+// BENCH_MATCH (only scenarios whose name contains this text, plus the baseline).
 import type autocannon from 'autocannon';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -24,6 +25,8 @@ function readDuration(): number {
 }
 
 function selectScenarios(): Scenario[] {
+  const match = process.env.BENCH_MATCH;
+  if (match) return scenarios.filter((s) => s.name === BASELINE || s.name.includes(match));
   const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
   if (!only?.length) return scenarios;
   const unknown = only.filter((t) => !TARGETS.includes(t as Target));
@@ -95,6 +98,7 @@ async function runScenario(scenario: Scenario, base: string, duration: number): 
     headers: scenario.headers,
     body: scenario.body,
     connections: CONNECTIONS,
+    ...(scenario.uniqueIds && { idReplacement: true }),
   };
   if (scenario.sessionPerConnection) {
     let next = 0;

@@ -16,6 +16,8 @@ export interface Scenario {
   setup?: { path: string; headers: Record<string, string>; body: string }[];
   /** Each connection gets its own session (`<x-session-id>-<n>`, set up once each), so calls do not contend. */
   sessionPerConnection?: boolean;
+  /** Replace `[<id>]` in the body with a fresh id on every request (autocannon idReplacement). */
+  uniqueIds?: boolean;
 }
 
 /** Every other scenario's req/s is reported as a ratio to this one. */
@@ -25,6 +27,10 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 const SESSION_HEADERS = { ...JSON_HEADERS, 'x-session-id': 'bench-1' };
 // The baseline echoes the very same payload the native invoke parses, so the ratio isolates toolport's own cost.
 const INVOKE_BODY = JSON.stringify({ name: 'echo', arguments: { text: 'hi' } });
+// The idempotent echo: the same arguments every time replay one record (hit); a fresh id per
+// request makes every call a new entry: begin, run, record (miss).
+const LEDGER_HIT_BODY = JSON.stringify({ name: 'echo_once', arguments: { text: 'hi' } });
+const LEDGER_MISS_BODY = JSON.stringify({ name: 'echo_once', arguments: { text: '[<id>]' } });
 
 /**
  * planning_update_step on step 1 of a plan of `steps` steps. One session per connection: what is
@@ -55,5 +61,9 @@ export const scenarios: Scenario[] = [
   planUpdate('memory', 1000),
   planUpdate('redis', 1),
   planUpdate('redis', 1000),
+  { name: 'ledger hit (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: LEDGER_HIT_BODY },
+  { name: 'ledger miss (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: LEDGER_MISS_BODY, uniqueIds: true },
+  { name: 'ledger hit (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: LEDGER_HIT_BODY },
+  { name: 'ledger miss (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: LEDGER_MISS_BODY, uniqueIds: true },
   { name: 'per-tool route (memory store)', target: 'memory', path: '/tools/echo/invoke', method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ text: 'hi' }) },
 ];

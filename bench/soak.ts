@@ -55,10 +55,11 @@ async function main(): Promise<void> {
     void Promise.all([rssMb(pid), openFds(pid)]).then(([rss, fds]) => samples.push({ t: (Date.now() - started) / 1000, rssMb: rss, fds }));
   }, 1000);
   // autocannon's `amount` overrides `duration`: stop at whichever limit comes first ourselves.
-  const run = autocannon({ url: base, connections: 16, amount: maxCalls, requests });
-  const timer = setTimeout(() => run.stop(), seconds * 1000);
-  const result = await run;
-  clearTimeout(timer);
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon({ url: base, connections: 16, amount: maxCalls, requests }, (err, done) => (err ? reject(err) : resolve(done)));
+    const timer = setTimeout(() => instance.stop(), seconds * 1000);
+    instance.on('done', () => clearTimeout(timer));
+  });
   clearInterval(sampler);
 
   const warm = samples.filter((s) => s.t >= Math.min(10, seconds / 3));

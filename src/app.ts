@@ -19,6 +19,7 @@ import { registerBuiltins } from './builtin/index.ts';
 import { ApiKeys } from './callers/keys.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { RedisStore } from './store/redis.ts';
+import { ledgerRoutes } from './routes/ledger.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { createStore } from './store/index.ts';
 import { StoreUnavailableError, type Store } from './store/types.ts';
@@ -114,6 +115,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     defaultTimeoutMs: config.defaultTimeoutMs,
     maxContentChars: config.maxContentChars,
     metrics,
+    ledgerLeaseMs: config.ledgerLeaseMs,
   });
   app.decorate('toolport', { registry, store, dispatcher, config });
   provenance.recordAtStart();
@@ -126,6 +128,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(invokeRoutes, { dispatcher });
   await app.register(sessionRoutes, { store });
   await app.register(metricsRoutes, { metrics });
+  await app.register(ledgerRoutes, { ledger: store.ledger });
   return app;
 }
 

@@ -17,6 +17,8 @@ export interface Config {
   readonly defaultTimeoutMs: number;
   /** How long SIGTERM waits for in-flight calls before exiting anyway. */
   readonly shutdownGraceMs: number;
+  /** Effect ledger lease: how long a dead replica's call blocks identical calls at most. */
+  readonly ledgerLeaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -101,5 +103,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxContentChars: integer(env, 'MAX_CONTENT_CHARS', 100_000, 200, 100_000_000),
     defaultTimeoutMs: integer(env, 'DEFAULT_TIMEOUT_MS', 30_000, 1, 24 * 3600 * 1000),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3600 * 1000),
+    ledgerLeaseMs: integer(env, 'LEDGER_LEASE_MS', 10_000, 100, 3600 * 1000),
   });
 }

@@ -5,6 +5,7 @@
 import createError, { type FastifyErrorConstructor } from '@fastify/error';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailableError } from './store/types.ts';
+import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from './ledger/guard.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 const TYPE_BASE = 'urn:toolport:problem:';
@@ -19,6 +20,8 @@ export const Unauthorized = createError('TP_UNAUTHORIZED', '%s', 401);
 export const Forbidden = createError('TP_FORBIDDEN', '%s', 403);
 export const RateLimited = createError('TP_RATE_LIMITED', '%s', 429);
 export const Closing = createError('TP_CLOSING', '%s', 503);
+export const IdempotencyKeyInFlight = createError('TP_IDEMPOTENCY_KEY_IN_FLIGHT', '%s', 409);
+export const IdempotencyKeyReused = createError('TP_IDEMPOTENCY_KEY_REUSED', '%s', 422);
 
 /** code → [problem type slug, title] */
 const PROBLEMS: Record<string, [string, string]> = {
@@ -32,6 +35,8 @@ const PROBLEMS: Record<string, [string, string]> = {
   TP_FORBIDDEN: ['forbidden', 'This API key may not use this route'],
   TP_RATE_LIMITED: ['rate-limited', "The API key's rate limit is reached"],
   TP_CLOSING: ['shutting-down', 'The service is shutting down'],
+  TP_IDEMPOTENCY_KEY_IN_FLIGHT: ['idempotency-key-in-flight', 'A call with this Idempotency-Key is still running'],
+  TP_IDEMPOTENCY_KEY_REUSED: ['idempotency-key-reused', 'This Idempotency-Key was used with another payload'],
   FST_ERR_CTP_BODY_TOO_LARGE: ['body-too-large', 'The request body is larger than MAX_BODY_BYTES'],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported-media-type', 'The request body must be application/json'],
   FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid-body', 'The request body is empty'],
@@ -50,6 +55,8 @@ export interface Problem {
 
 export function problemOf(error: unknown): Problem {
   if (error instanceof StoreUnavailableError) return problemOf(new StoreUnavailable(error.message));
+  if (error instanceof IdempotencyKeyInFlightError) return problemOf(new IdempotencyKeyInFlight(error.message));
+  if (error instanceof IdempotencyKeyReusedError) return problemOf(new IdempotencyKeyReused(error.message));
   const fastifyError = error as Partial<FastifyError>;
   const status = typeof fastifyError.statusCode === 'number' ? fastifyError.statusCode : 500;
   if (status >= 500 && fastifyError.code !== 'TP_STORE_UNAVAILABLE' && fastifyError.code !== 'TP_CLOSING') {
@@ -66,6 +73,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
   problem.instance = request.url.split('?')[0];
   problem.request_id = String(request.id);
   if (problem.status === 503) reply.header('retry-after', '1');
+  if (error instanceof IdempotencyKeyInFlightError) reply.header('retry-after', String(error.retryAfterS));
   reply.header('x-request-id', request.id);
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
 }

@@ -17,4 +17,22 @@ export default [
       exclude_value_from_context: false,
     }),
   },
+  {
+    name: 'echo_once',
+    description: 'Echo the text back, once per text (benchmark tool for the effect ledger).',
+    parameters: {
+      type: 'object',
+      properties: { text: { type: 'string' } },
+      required: ['text'],
+      additionalProperties: false,
+    },
+    // A short TTL keeps the miss run's records from piling up in the throwaway Redis.
+    idempotency: { strategy: 'auto', scope: 'global', ttl_s: 300 },
+    handler: async (params: { text: string }) => ({
+      message: 'echoed',
+      value: { text: params.text },
+      success: true,
+      exclude_value_from_context: false,
+    }),
+  },
 ];

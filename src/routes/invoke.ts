@@ -7,6 +7,7 @@ import { invocationResultSchema, problemResponses, turnResultSchema } from '../s
 import type { Dispatcher, ToolCall } from '../tools/invoke.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import { scopeOf } from './scope.ts';
+import { idempotencyKeyOf, keyedCall, markReplayed } from './idempotency.ts';
 
 const serializeResult = fastJson(invocationResultSchema);
 const serializeTurn = fastJson(turnResultSchema);
@@ -30,6 +31,7 @@ function withMessage(format: Format, result: InvocationResult, call?: ToolCall):
 }
 
 function sendJson(request: FastifyRequest, reply: FastifyReply, serialize: (body: object) => string, body: object): FastifyReply {
+  markReplayed(reply, body);
   return reply.type('application/json').header('x-request-id', request.id).serializer(serialize).send(body);
 }
 
@@ -47,19 +49,21 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
         body: { description: 'a tool call or an assistant turn in one of the accepted formats' },
         response: {
           200: { description: 'the result of each call', content: { 'application/json': { schema: { oneOf: [invocationResultSchema, turnResultSchema] } } } },
-          ...problemResponses(400, 413, 415, 503),
+          ...problemResponses(400, 409, 413, 415, 422, 503),
         },
       },
     },
     async (request, reply) => {
       const { format, parsed } = parseCalls(request.body, request.query.format);
       const scope = scopeOf(request, reply);
+      const key = idempotencyKeyOf(request);
       if (!parsed.turn) {
-        const call = parsed.calls[0]!;
+        const call = keyedCall(parsed.calls[0]!, key);
         return sendJson(request, reply, serializeResult, withMessage(format, await dispatcher.invoke(call, scope), call));
       }
-      const results = await Promise.all(parsed.calls.map((call) => dispatcher.invoke(call, scope)));
-      const body = { results: results.map((r, i) => withMessage(format, r, parsed.calls[i])), messages: format.turnMessages(results, parsed.calls) };
+      const calls = parsed.calls.map((call, i) => keyedCall(call, key, i));
+      const results = await Promise.all(calls.map((call) => dispatcher.invoke(call, scope)));
+      const body = { results: results.map((r, i) => withMessage(format, r, calls[i])), messages: format.turnMessages(results, calls) };
       return sendJson(request, reply, serializeTurn, body);
     },
   );
@@ -77,13 +81,14 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
         body: { type: 'object', description: "the tool's arguments" },
         response: {
           200: { description: 'the result', ...invocationResultSchema },
-          ...problemResponses(400, 413, 415, 503),
+          ...problemResponses(400, 409, 413, 415, 422, 503),
         },
       },
     },
     async (request, reply) => {
       const scope = scopeOf(request, reply);
-      const result = await dispatcher.invoke({ id: null, name: request.params.name, arguments: request.body ?? {}, parsed: true }, scope);
+      const call = { id: null, name: request.params.name, arguments: request.body ?? {}, parsed: true };
+      const result = await dispatcher.invoke(keyedCall(call, idempotencyKeyOf(request)), scope);
       return sendJson(request, reply, serializeResult, withMessage(nativeFormat, result));
     },
   );

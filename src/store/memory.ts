@@ -1,4 +1,5 @@
 /** The embedded store: one process, state in a Map, expiry checked on access and swept now and then. */
+import { MemoryLedger } from '../ledger/memory.ts';
 import type { DefinitionRecord, EventPage, SessionCommit, SessionRead, Store, StoreOptions } from './types.ts';
 
 interface SessionEntry {
@@ -19,6 +20,7 @@ export class MemoryStore implements Store {
   readonly #versions = new Map<string, { hash: string; firstServedAt: number }[]>();
   readonly #options: StoreOptions;
   readonly #sweeper: NodeJS.Timeout;
+  readonly ledger = new MemoryLedger();
 
   constructor(options: StoreOptions) {
     this.#options = options;
@@ -86,6 +88,7 @@ export class MemoryStore implements Store {
   #sweep(): void {
     const now = Date.now();
     for (const [id, entry] of this.#sessions) if (entry.expiresAt <= now) this.#sessions.delete(id);
+    this.ledger.prune();
   }
 
   async recordDefinitions(records: readonly DefinitionRecord[], at: number): Promise<void> {

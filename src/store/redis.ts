@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
+import { RedisLedger } from '../ledger/redis.ts';
 import { StoreUnavailableError, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreOptions } from './types.ts';
 
 export const COMMAND_TIMEOUT_MS = 1000;
@@ -38,6 +39,7 @@ export class RedisStore implements Store {
   readonly #client: Client;
   readonly #options: StoreOptions;
   readonly #log: Logger;
+  readonly ledger: RedisLedger;
   #lastError: string | null = null;
 
   constructor(target: RedisTarget, options: StoreOptions, log: Logger) {
@@ -56,6 +58,7 @@ export class RedisStore implements Store {
       this.#lastError = null;
     });
     this.#client = client as Client;
+    this.ledger = new RedisLedger(client, options.keyPrefix, (command) => this.#run(command));
   }
 
   /** The connection, for libraries that keep their own state in the same Redis (the rate limiter). */

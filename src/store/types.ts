@@ -1,4 +1,5 @@
 /** The one interface the runtime keeps its state behind; memory.ts and redis.ts behave the same. */
+import type { EffectLedger } from '../ledger/types.ts';
 
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
@@ -66,4 +67,6 @@ export interface Store {
   definitionByHash(hash: string): Promise<{ definition: string; firstServedAt: number } | null>;
   /** The hashes a tool name has had, oldest first. */
   definitionVersions(name: string): Promise<{ hash: string; firstServedAt: number }[]>;
+  /** The effect ledger (SPEC §5), kept in the same store. */
+  readonly ledger: EffectLedger;
 }

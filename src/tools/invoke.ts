@@ -17,6 +17,7 @@ import { renderContent } from './render.ts';
 import { violations } from './schema.ts';
 import { CallContext, type Cancellation } from './context.ts';
 import { settle } from './race.ts';
+import { LedgerGuard } from '../ledger/guard.ts';
 import type { NestedResult } from './types.ts';
 
 export interface ToolCall {
@@ -26,6 +27,8 @@ export interface ToolCall {
   arguments: unknown;
   /** The arguments are already a parsed body: a string is a wrong value, not JSON text. */
   parsed?: boolean;
+  /** The caller's Idempotency-Key for this call (SPEC §5), already checked by the HTTP edge. */
+  idempotencyKey?: string | null;
 }
 
 /** Who calls and under which limits; shared by the calls of one request. */
@@ -51,9 +54,12 @@ export interface DispatcherOptions {
   defaultTimeoutMs: number;
   maxContentChars: number;
   metrics?: Metrics;
+  /** How long an idempotent call's ledger lease lasts unless renewed (it is, while the handler runs). */
+  ledgerLeaseMs?: number;
 }
 
 const MAX_NESTING = 8;
+const DEFAULT_LEDGER_LEASE_MS = 10_000;
 /** Attempts of a handler whose session writes keep conflicting with other calls' (bounded by the deadline too). */
 const MAX_SESSION_ATTEMPTS = 32;
 const NOTHING_STAGED: Pick<SessionCommit, 'reads' | 'writes'> = { reads: new Map(), writes: new Map() };
@@ -64,9 +70,11 @@ export class Dispatcher {
   readonly #options: DispatcherOptions;
   /** Retries after a session conflict run one at a time per session here; replicas race by version. */
   readonly #sessionRetries = new KeyedLock();
+  readonly #ledger: LedgerGuard;
 
   constructor(options: DispatcherOptions) {
     this.#options = options;
+    this.#ledger = new LedgerGuard(options.store.ledger, options.ledgerLeaseMs ?? DEFAULT_LEDGER_LEASE_MS, options.maxContentChars, options.metrics);
   }
 
   get registry(): ToolRegistry {
@@ -104,15 +112,53 @@ export class Dispatcher {
     }
     const frozen = deepFreeze(params) as Record<string, unknown>;
     const sessionId = scope.sessionId;
-    if (sessionId === null) {
-      const result = await this.#run(tool, frozen, identity, scope, null, deadline, budgetMs);
-      return this.#finish(scope, identity, params, result);
-    }
-    this.#options.store.assertAvailable();
-    // Optimistic concurrency: run, then commit only if what the handler read is unchanged; else run again.
+    if (sessionId !== null) this.#options.store.assertAvailable();
+    // One execution: the handler (re-run on a session conflict), its session writes and its event.
+    let executed = false;
+    const execute = (): Promise<InvocationResult> => {
+      executed = true;
+      return sessionId === null ? this.#runAlone(tool, frozen, identity, scope, params, deadline, budgetMs) : this.#runInSession(tool, frozen, identity, scope, params, sessionId, deadline, budgetMs);
+    };
+    if (tool.idempotency === null || tool.idempotency.strategy === 'none') return execute();
+    // An idempotent tool runs through the effect ledger (src/ledger/guard.ts): once per key. The
+    // ledger records a success only after its session writes are committed.
+    const keyContext = this.#context(tool, identity, scope, sessionId === null ? null : new StagedSession(this.#options.store, sessionId), deadline);
+    const result = await this.#ledger.run(
+      { tool, params: frozen, identity, context: keyContext, sessionId, caller: scope.caller, headerKey: call.idempotencyKey ?? null, deadline, cancellation: scope.cancellation, log: scope.log },
+      execute,
+    );
+    // A replay, or an answer of the ledger itself (in_progress…), still records the call's event.
+    return executed ? result : this.#finish(scope, identity, params, result);
+  }
+
+  async #runAlone(
+    tool: RegisteredTool,
+    frozen: Record<string, unknown>,
+    identity: CallIdentity,
+    scope: InvocationScope,
+    params: unknown,
+    deadline: number,
+    budgetMs: number,
+  ): Promise<InvocationResult> {
+    const result = await this.#run(tool, frozen, identity, scope, this.#context(tool, identity, scope, null, deadline), budgetMs);
+    return this.#finish(scope, identity, params, result);
+  }
+
+  /** Optimistic concurrency: run, then commit only if what the handler read is unchanged; else run again. */
+  async #runInSession(
+    tool: RegisteredTool,
+    frozen: Record<string, unknown>,
+    identity: CallIdentity,
+    scope: InvocationScope,
+    params: unknown,
+    sessionId: string,
+    deadline: number,
+    budgetMs: number,
+  ): Promise<InvocationResult> {
+    const max = this.#options.maxContentChars;
     const attempt = async (): Promise<InvocationResult | null> => {
       const session = new StagedSession(this.#options.store, sessionId);
-      const result = await this.#run(tool, frozen, identity, scope, session, deadline, budgetMs);
+      const result = await this.#run(tool, frozen, identity, scope, this.#context(tool, identity, scope, session, deadline), budgetMs);
       return this.#commit(scope, identity, params, result, session.close());
     };
     let result = await attempt();
@@ -129,17 +175,8 @@ export class Dispatcher {
     return result;
   }
 
-  async #run(
-    tool: RegisteredTool,
-    params: Record<string, unknown>,
-    identity: CallIdentity,
-    scope: InvocationScope,
-    session: StagedSession | null,
-    deadline: number,
-    budgetMs: number,
-  ): Promise<InvocationResult> {
-    const max = this.#options.maxContentChars;
-    const context = new CallContext({
+  #context(tool: RegisteredTool, identity: CallIdentity, scope: InvocationScope, session: StagedSession | null, deadline: number): CallContext {
+    return new CallContext({
       callId: identity.id,
       toolName: tool.name,
       session,
@@ -150,6 +187,17 @@ export class Dispatcher {
       logBindings: scope.sessionId === null ? { callId: identity.id, tool: tool.name } : { callId: identity.id, tool: tool.name, session: scope.sessionId },
       invoke: (name, nestedParams, parent) => this.#nested(name, nestedParams, parent, scope),
     });
+  }
+
+  async #run(
+    tool: RegisteredTool,
+    params: Record<string, unknown>,
+    identity: CallIdentity,
+    scope: InvocationScope,
+    context: CallContext,
+    budgetMs: number,
+  ): Promise<InvocationResult> {
+    const max = this.#options.maxContentChars;
     const settled = await settle(() => tool.handler(params, context), context, scope.cancellation);
     if (settled.kind === 'deadline' || settled.kind === 'cancelled') {
       const [message, detail] = settled.kind === 'deadline' ? explain.deadline(tool, budgetMs) : explain.cancelled(tool);

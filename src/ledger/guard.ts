@@ -1,0 +1,202 @@
+/**
+ * Runs an idempotent tool's call through the ledger (SPEC §5): begin → run the handler under a
+ * renewed lease → record a success or abort → answer; or replay the record; or wait for the call
+ * that holds the lease. Tool-level outcomes are results; only the Idempotency-Key conflicts
+ * (409, 422) and an unreachable store are thrown, for the HTTP edge to answer.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { hashJson } from '../tools/hash.ts';
+import { elapsedMs, explain, failure, type CallIdentity, type InvocationResult } from '../tools/outcome.ts';
+import type { RegisteredTool } from '../tools/registry.ts';
+import { renderContent } from '../tools/render.ts';
+import type { ToolContext } from '../tools/types.ts';
+import type { Cancellation } from '../tools/context.ts';
+import { derivedKeyPart, KeyFunctionError, scopeName } from './key.ts';
+import type { EffectLedger, EntryLabels, ToolEffect } from './types.ts';
+import type { Metrics } from '../metrics.ts';
+
+/** 409: a call holding the same Idempotency-Key is still running. */
+export class IdempotencyKeyInFlightError extends Error {
+  override name = 'IdempotencyKeyInFlightError';
+  constructor(readonly retryAfterS: number) {
+    super('a call with this Idempotency-Key is still running; retry after it finishes');
+  }
+}
+
+/** 422: the Idempotency-Key was first used with other arguments. */
+export class IdempotencyKeyReusedError extends Error {
+  override name = 'IdempotencyKeyReusedError';
+  constructor() {
+    super('this Idempotency-Key was used with other arguments; use a new key for a new payload');
+  }
+}
+
+export interface GuardedCall {
+  tool: RegisteredTool;
+  params: Record<string, unknown>;
+  identity: CallIdentity;
+  /** Handed to a custom key function. */
+  context: ToolContext;
+  sessionId: string | null;
+  caller: string | null;
+  /** The caller's Idempotency-Key, in place of the derived part of the key. */
+  headerKey: string | null;
+  deadline: number;
+  cancellation: Cancellation | null;
+  log: Logger;
+}
+
+/** The first waits are short (a fast handler answers within ms), then capped. */
+const FIRST_WAIT_MS = 5;
+const MAX_WAIT_MS = 50;
+
+export class LedgerGuard {
+  readonly #ledger: EffectLedger;
+  readonly #leaseMs: number;
+  readonly #maxContentChars: number;
+  readonly #metrics: Metrics | undefined;
+
+  constructor(ledger: EffectLedger, leaseMs: number, maxContentChars: number, metrics?: Metrics) {
+    this.#ledger = ledger;
+    this.#leaseMs = leaseMs;
+    this.#maxContentChars = maxContentChars;
+    this.#metrics = metrics;
+  }
+
+  async run(call: GuardedCall, execute: () => Promise<InvocationResult>): Promise<InvocationResult> {
+    const { tool, identity } = call;
+    const paramsHash = hashJson(call.params);
+    let part: string;
+    try {
+      part = call.headerKey ?? (tool.idempotency!.strategy === 'auto' ? paramsHash : derivedKeyPart(tool, call.params, call.context));
+    } catch (err) {
+      if (!(err instanceof KeyFunctionError)) throw err;
+      const message = `Tool "${tool.name}" could not compute its idempotency key (${err.message}), so it did not run. This is not caused by your arguments.`;
+      return failure(identity, 'handler_error', message, `idempotency key function: ${err.message}`, this.#maxContentChars);
+    }
+    const scope = scopeName(tool.idempotency!.scope, call.sessionId, call.caller);
+    const key = `${scope}:${tool.name}:${part}`;
+    const labels: EntryLabels = { tool: tool.name, scope, paramsHash };
+    const token = randomUUID();
+    let waitMs = FIRST_WAIT_MS;
+    for (let waited = false; ; waited = true) {
+      const outcome = await this.#ledger.begin({ ...labels, key, token, leaseMs: this.#leaseMs, strictPayload: call.headerKey !== null });
+      if (outcome.kind === 'run') {
+        this.#metrics?.ledgerLookup('miss');
+        return this.#execute(call, key, labels, token, execute);
+      }
+      if (outcome.kind === 'replay') {
+        this.#metrics?.ledgerLookup(waited ? 'wait' : 'hit');
+        return this.#replay(identity, outcome.effect);
+      }
+      if (outcome.kind === 'mismatch') throw new IdempotencyKeyReusedError();
+      if (call.headerKey !== null) throw new IdempotencyKeyInFlightError(Math.max(1, Math.ceil(outcome.leaseLeftMs / 1000)));
+      // Without the header the caller cannot tell a retry from a new call: wait for the one running.
+      const left = call.deadline - Date.now();
+      if (call.cancellation?.reason) return this.#keyed(failure(identity, 'cancelled', ...explain.cancelled(tool), this.#maxContentChars), key);
+      if (left <= 0) {
+        this.#metrics?.ledgerLookup('in_progress');
+        return this.#keyed(this.#inProgress(identity, tool), key);
+      }
+      await sleep(Math.min(waitMs, left, Math.max(1, outcome.leaseLeftMs)));
+      waitMs = Math.min(waitMs * 2, MAX_WAIT_MS);
+    }
+  }
+
+  async #execute(call: GuardedCall, key: string, labels: EntryLabels, token: string, execute: () => Promise<InvocationResult>): Promise<InvocationResult> {
+    const renewal = setInterval(() => void this.#renew(call.log, key, token), Math.max(1, Math.floor(this.#leaseMs / 3)));
+    renewal.unref();
+    let result: InvocationResult;
+    try {
+      result = await execute();
+    } catch (err) {
+      clearInterval(renewal);
+      await this.#abort(call.log, key, token);
+      throw err;
+    }
+    clearInterval(renewal);
+    // Only successes are recorded; a failure, a deadline or a cancellation frees the key at once.
+    if (!result.success) {
+      await this.#abort(call.log, key, token);
+      return this.#keyed(result, key);
+    }
+    const effect = this.#effectOf(call.tool, key, labels, result);
+    try {
+      if (!(await this.#ledger.complete(labels, token, effect, call.tool.idempotency!.ttl_s))) {
+        call.log.warn({ idempotencyKey: key }, 'ledger lease lapsed while the handler ran: its result was not recorded');
+      }
+    } catch (err) {
+      // The effect happened: answer it rather than a 503. Unrecorded, a retry after the lease runs again.
+      call.log.error({ err, idempotencyKey: key }, 'the ledger did not record a success');
+    }
+    result.effect_id = effect.effect_id;
+    return this.#keyed(result, key);
+  }
+
+  #effectOf(tool: RegisteredTool, key: string, labels: EntryLabels, result: InvocationResult): ToolEffect {
+    const now = Date.now();
+    const ttlS = tool.idempotency!.ttl_s;
+    return {
+      effect_id: randomUUID(),
+      idempotency_key: key,
+      tool_name: tool.name,
+      params_hash: labels.paramsHash,
+      result_message: result.message,
+      result_value: result.value,
+      result_success: true,
+      created_at: new Date(now).toISOString(),
+      expires_at: ttlS === null ? null : new Date(now + ttlS * 1000).toISOString(),
+      exclude_value_from_context: result.exclude_value_from_context,
+      tool_hash: result.tool_hash ?? tool.hash,
+    };
+  }
+
+  #replay(identity: CallIdentity, effect: ToolEffect): InvocationResult {
+    const exclude = effect.exclude_value_from_context;
+    const valueJson = exclude || effect.result_value === null ? null : JSON.stringify(effect.result_value);
+    return {
+      id: identity.id,
+      name: identity.name,
+      success: true,
+      message: effect.result_message,
+      value: effect.result_value,
+      exclude_value_from_context: exclude,
+      error: null,
+      content: renderContent(effect.result_message, valueJson, this.#maxContentChars),
+      replayed: true,
+      effect_id: effect.effect_id,
+      idempotency_key: effect.idempotency_key,
+      tool_hash: effect.tool_hash,
+      duration_ms: elapsedMs(identity.startedAt),
+    };
+  }
+
+  #inProgress(identity: CallIdentity, tool: RegisteredTool): InvocationResult {
+    const message = `An identical call to tool "${tool.name}" is still running and did not finish in time. Retry later: the result will be returned without running the tool again.`;
+    return failure(identity, 'in_progress', message, 'an identical call holds the ledger entry', this.#maxContentChars);
+  }
+
+  #keyed(result: InvocationResult, key: string): InvocationResult {
+    result.idempotency_key = key;
+    return result;
+  }
+
+  async #renew(log: Logger, key: string, token: string): Promise<void> {
+    try {
+      if (!(await this.#ledger.renew(key, token, this.#leaseMs))) log.warn({ idempotencyKey: key }, 'ledger lease was lost while the handler ran');
+    } catch (err) {
+      log.warn({ err, idempotencyKey: key }, 'ledger lease renewal failed');
+    }
+  }
+
+  /** Best effort: if the store cannot be told, the lease lapses by itself. */
+  async #abort(log: Logger, key: string, token: string): Promise<void> {
+    try {
+      await this.#ledger.abort(key, token);
+    } catch (err) {
+      log.warn({ err, idempotencyKey: key }, 'ledger lease could not be released; it lapses by itself');
+    }
+  }
+}

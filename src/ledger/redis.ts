@@ -1,0 +1,158 @@
+/**
+ * The Redis ledger: every state change is one Lua script (lua/*.lua, loaded once with
+ * defineCommand) on one key per entry, so it is atomic, works on Redis Cluster, and is safe to
+ * repeat. Records carry their TTL; a lease is the same key with a short PEXPIRE, so it lapses by
+ * itself when its process dies. Per-tool and per-scope sorted sets index the records.
+ */
+import { readFileSync } from 'node:fs';
+import { Cluster, type Redis } from 'ioredis';
+import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect } from './types.ts';
+
+const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
+const addToIndex = script('includes/addToIndex');
+
+/** Command name → [number of keys, Lua]. */
+const SCRIPTS: Record<string, [number, string]> = {
+  ledgerBegin: [1, script('ledgerBegin')],
+  ledgerComplete: [1, addToIndex + script('ledgerComplete')],
+  ledgerCompleteIndexed: [3, addToIndex + script('ledgerComplete')],
+  ledgerAbort: [1, script('ledgerAbort')],
+  ledgerRenew: [1, script('ledgerRenew')],
+  ledgerIndex: [1, addToIndex + script('ledgerIndex')],
+  ledgerForget: [1, script('ledgerForget')],
+};
+
+type Arg = string | number;
+type LedgerClient = (Redis | Cluster) & {
+  ledgerBegin(entry: string, ...args: Arg[]): Promise<[string, (string | number)?]>;
+  ledgerComplete(entry: string, ...args: Arg[]): Promise<number>;
+  ledgerCompleteIndexed(entry: string, toolIndex: string, scopeIndex: string, ...args: Arg[]): Promise<number>;
+  ledgerAbort(entry: string, token: string): Promise<number>;
+  ledgerRenew(entry: string, token: string, leaseMs: number): Promise<number>;
+  ledgerIndex(index: string, member: string, ttlMs: Arg): Promise<number>;
+  ledgerForget(entry: string): Promise<(string | null)[]>;
+};
+
+/** Runs a command, turning connection failures into the store's own error (503 at the edge). */
+export type CommandGuard = <T>(command: () => Promise<T>) => Promise<T>;
+
+/** Concurrent deletes per batch when invalidating many entries. */
+const DELETE_BATCH = 500;
+
+export class RedisLedger implements EffectLedger {
+  readonly #client: LedgerClient;
+  readonly #prefix: string;
+  readonly #guard: CommandGuard;
+  /** On Cluster the indexes live in other slots than the entry, so they are written beside it. */
+  readonly #cluster: boolean;
+
+  /** `indexesApart` forces the Cluster way on a single Redis (tests use it to cover that path). */
+  constructor(client: Redis | Cluster, keyPrefix: string, guard: CommandGuard, options: { indexesApart?: boolean } = {}) {
+    for (const [name, [numberOfKeys, lua]] of Object.entries(SCRIPTS)) client.defineCommand(name, { numberOfKeys, lua });
+    this.#client = client as LedgerClient;
+    this.#prefix = keyPrefix;
+    this.#guard = guard;
+    this.#cluster = options.indexesApart ?? client instanceof Cluster;
+  }
+
+  /** One key per entry, its own hash tag: `toolport:{effect:session:s1:echo:9f…}`. */
+  #entryKey(key: string): string {
+    return `${this.#prefix}{effect:${key}}`;
+  }
+
+  #toolIndex(tool: string): string {
+    return `${this.#prefix}{effects-of-tool:${tool}}`;
+  }
+
+  #scopeIndex(scope: string): string {
+    return `${this.#prefix}{effects-of-scope:${scope}}`;
+  }
+
+  async begin(request: BeginRequest): Promise<BeginOutcome> {
+    const [kind, detail] = await this.#guard(() =>
+      this.#client.ledgerBegin(
+        this.#entryKey(request.key),
+        request.token,
+        request.paramsHash,
+        request.leaseMs,
+        request.strictPayload ? '1' : '0',
+        request.tool,
+        request.scope,
+      ),
+    );
+    if (kind === 'run') return { kind: 'run', token: request.token };
+    if (kind === 'replay') return { kind: 'replay', effect: JSON.parse(String(detail)) as ToolEffect };
+    if (kind === 'mismatch') return { kind: 'mismatch' };
+    return { kind: 'in_progress', leaseLeftMs: Math.max(0, Number(detail)) };
+  }
+
+  async complete(labels: EntryLabels, token: string, effect: ToolEffect, ttlS: number | null): Promise<boolean> {
+    const ttlMs = ttlS === null ? '' : ttlS * 1000;
+    const key = effect.idempotency_key;
+    const [entry, toolIndex, scopeIndex] = [this.#entryKey(key), this.#toolIndex(labels.tool), this.#scopeIndex(labels.scope)];
+    const json = JSON.stringify(effect);
+    if (!this.#cluster) {
+      return (await this.#guard(() => this.#client.ledgerCompleteIndexed(entry, toolIndex, scopeIndex, token, json, ttlMs, key))) === 1;
+    }
+    // Sent together, answered together: still one round trip. An index may name a record that
+    // did not land (harmless: deleting it is a no-op).
+    const [, , recorded] = await this.#guard(() =>
+      Promise.all([
+        this.#client.ledgerIndex(toolIndex, key, ttlMs),
+        this.#client.ledgerIndex(scopeIndex, key, ttlMs),
+        this.#client.ledgerComplete(entry, token, json, ttlMs, key),
+      ]),
+    );
+    return recorded === 1;
+  }
+
+  async abort(key: string, token: string): Promise<void> {
+    await this.#guard(() => this.#client.ledgerAbort(this.#entryKey(key), token));
+  }
+
+  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    return (await this.#guard(() => this.#client.ledgerRenew(this.#entryKey(key), token, leaseMs))) === 1;
+  }
+
+  async lookup(key: string): Promise<ToolEffect | null> {
+    const [state, effect] = await this.#guard(() => this.#client.hmget(this.#entryKey(key), 'state', 'effect'));
+    return state === 'done' && effect !== null && effect !== undefined ? (JSON.parse(effect) as ToolEffect) : null;
+  }
+
+  async invalidate(key: string): Promise<boolean> {
+    const labels = await this.#guard(() => this.#client.ledgerForget(this.#entryKey(key)));
+    if (labels.length === 0) return false;
+    const [tool, scope] = labels;
+    await this.#guard(() =>
+      Promise.all([
+        typeof tool === 'string' ? this.#client.zrem(this.#toolIndex(tool), key) : null,
+        typeof scope === 'string' ? this.#client.zrem(this.#scopeIndex(scope), key) : null,
+      ]),
+    );
+    return true;
+  }
+
+  async invalidateTool(tool: string): Promise<number> {
+    return this.#removeIndexed(this.#toolIndex(tool));
+  }
+
+  async clearScope(scope: string): Promise<number> {
+    return this.#removeIndexed(this.#scopeIndex(scope));
+  }
+
+  /**
+   * Deletes the entries an index names, then those members: one key per command, so it works
+   * across Cluster slots. A record indexed meanwhile is newer than the request and survives.
+   */
+  async #removeIndexed(index: string): Promise<number> {
+    const keys = await this.#guard(() => this.#client.zrange(index, '0', '-1'));
+    let removed = 0;
+    for (let i = 0; i < keys.length; i += DELETE_BATCH) {
+      const batch = keys.slice(i, i + DELETE_BATCH);
+      const deleted = await this.#guard(() => Promise.all(batch.map((key) => this.#client.del(this.#entryKey(key)))));
+      removed += deleted.reduce((sum, n) => sum + n, 0);
+      await this.#guard(() => this.#client.zrem(index, ...batch));
+    }
+    return removed;
+  }
+}
