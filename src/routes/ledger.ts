@@ -1,7 +1,7 @@
 /**
  * The effect ledger's admin routes (SPEC §5): look up a record, invalidate one, a tool's, or a
- * scope's. Each route is marked `config.admin`: once API keys exist (SPEC §8) the auth hook must
- * refuse these to keys without `admin: true`.
+ * scope's. Each route is marked `config.admin`: with API keys configured (SPEC §8) the auth hook
+ * (src/plugins/auth.ts) refuses them to keys without `admin: true`.
  */
 import type { FastifyInstance } from 'fastify';
 import { InvalidQuery, NotFound } from '../errors.ts';
@@ -40,7 +40,7 @@ const SCOPE = /^(global|session:[A-Za-z0-9._:-]{0,128}|key:[^\s{}]{0,256})$/;
 /** Every ledger key starts with its scope; anything else cannot name an entry. */
 const LEDGER_KEY = /^(global|session|key):/;
 
-/** Marks a route for the admin check of SPEC §8 (not built yet: every route is open without API keys). */
+/** Marks a route for the admin check of SPEC §8 (src/plugins/auth.ts). */
 const ADMIN = { admin: true };
 
 const keyParam = {
@@ -127,9 +127,3 @@ export async function ledgerRoutes(app: FastifyInstance, { ledger }: { ledger: E
   );
 }
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Only admin API keys may call this route (SPEC §8). */
-    admin?: boolean;
-  }
-}

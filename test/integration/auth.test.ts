@@ -93,6 +93,10 @@ describe('API keys', () => {
     expect(forbidden.statusCode).toBe(403);
     expect(forbidden.headers['content-type']).toMatch(/application\/problem\+json/);
     expect((await app.inject({ method: 'DELETE', url: '/sessions/s1', headers: bearer(SECRETS.admin) })).statusCode).toBe(204);
+    for (const [method, url] of [['GET', '/ledger/effects/global%3Aecho%3Ax'], ['DELETE', '/ledger/effects/global%3Aecho%3Ax'], ['DELETE', '/ledger/tools/echo'], ['DELETE', '/ledger?scope=global']] as const) {
+      expect((await app.inject({ method, url, headers: bearer(SECRETS.agent) })).statusCode, `${method} ${url}`).toBe(403);
+      expect((await app.inject({ method, url, headers: bearer(SECRETS.admin) })).statusCode, `${method} ${url}`).not.toBe(403);
+    }
   });
 
   it("gives handlers and events the key's id as the caller", async () => {
