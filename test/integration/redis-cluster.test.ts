@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisCluster } from '../../support/redis-cluster.ts';
 import { get, makeApp, post, sessionEvents } from '../helpers/app.ts';
+import { registerLedgerTools, runsOf } from '../helpers/ledger-tools.ts';
 
 describe('on a Redis Cluster', () => {
   let cluster: RedisCluster;
@@ -14,7 +15,8 @@ describe('on a Redis Cluster', () => {
   beforeAll(async () => {
     cluster = await RedisCluster.start(3);
     const env = { REDIS_CLUSTER_NODES: cluster.nodes, KEY_PREFIX: `cl-${randomUUID().slice(0, 8)}:` };
-    replicas.push(await makeApp('memory', { env }), await makeApp('memory', { env }));
+    // 'memory' only means "no REDIS_URL": REDIS_CLUSTER_NODES selects the cluster store.
+    replicas.push(await makeApp('memory', { env, register: registerLedgerTools }), await makeApp('memory', { env, register: registerLedgerTools }));
   }, 60_000);
   afterAll(async () => {
     await Promise.all(replicas.map((app) => app.close()));
@@ -26,10 +28,15 @@ describe('on a Redis Cluster', () => {
   });
 
   it('keeps plans lossless under concurrent updates from two replicas, in sessions spread over the masters', async () => {
-    const sessions = Array.from({ length: 6 }, () => `cluster-${randomUUID()}`);
+    // Six sessions, picked so that they live on more than one master.
     const prefix = replicas[0]!.toolport.config.keyPrefix;
-    const nodes = new Set(await Promise.all(sessions.map((id) => cluster.nodeOf(`${prefix}{session:${id}}:state`))));
-    expect(nodes.size).toBeGreaterThan(1);
+    const sessions: string[] = [];
+    const nodes = new Set<number>();
+    while (sessions.length < 6 || nodes.size < 2) {
+      const id = `cluster-${randomUUID()}`;
+      nodes.add(await cluster.nodeOf(`${prefix}{session:${id}}:state`));
+      sessions.push(id);
+    }
     await Promise.all(
       sessions.map(async (id) => {
         const headers = { 'x-session-id': id };
@@ -51,5 +58,22 @@ describe('on a Redis Cluster', () => {
     await post(replicas[0]!, { name: 'planning_setup_plan', arguments: { objective: 'o' } }, { 'x-session-id': id });
     expect((await replicas[1]!.inject({ method: 'DELETE', url: `/sessions/${id}` })).statusCode).toBe(204);
     expect((await get(replicas[0]!, `/sessions/${id}/plan`)).status).toBe(404);
+  });
+
+  it('runs an idempotent call once for each of 4 bursts of 10 concurrent identical calls across replicas', async () => {
+    const tags = Array.from({ length: 4 }, () => `cl-${randomUUID()}`);
+    await Promise.all(
+      tags.map(async (tag) => {
+        const results = await Promise.all(Array.from({ length: 10 }, (_, i) => post(replicas[i % 2]!, { name: 'charge_global', arguments: { tag, ms: 100 } })));
+        expect(runsOf(tag)).toBe(1);
+        expect(new Set(results.map((r) => r.body.value.charge_id)).size).toBe(1);
+        expect(results.filter((r) => r.body.replayed)).toHaveLength(9);
+      }),
+    );
+    const first = (await post(replicas[0]!, { name: 'charge_global', arguments: { tag: tags[0] } })).body;
+    const key = first.idempotency_key as string;
+    expect((await get(replicas[1]!, `/ledger/effects/${encodeURIComponent(key)}`)).body.effect_id).toBe(first.effect_id);
+    expect((await replicas[1]!.inject({ method: 'DELETE', url: '/ledger/tools/charge_global' })).statusCode).toBe(200);
+    expect((await post(replicas[0]!, { name: 'charge_global', arguments: { tag: tags[0] } })).body.replayed).toBe(false);
   });
 });
