@@ -47,8 +47,13 @@ export class MemoryLedger implements EffectLedger {
   }
 
   async complete(labels: EntryLabels, token: string, effect: ToolEffect, ttlS: number | null): Promise<boolean> {
-    const entry = this.#live(effect.idempotency_key);
-    if (entry === undefined || entry.token !== token) return false;
+    let entry = this.#live(effect.idempotency_key);
+    if (entry !== undefined && entry.token !== token) return false;
+    // A lease that lapsed with nobody taking the key over is recorded all the same (as in Redis).
+    if (entry === undefined) {
+      entry = { token, labels, effect: null, expiresAt: 0 };
+      this.#entries.set(effect.idempotency_key, entry);
+    }
     entry.labels = labels;
     entry.effect = effect;
     entry.expiresAt = ttlS === null ? Infinity : Date.now() + ttlS * 1000;

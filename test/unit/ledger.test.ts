@@ -83,6 +83,16 @@ describe.each(ledgers)('%s ledger', (_name, make) => {
     expect((await ledger.begin(request(k, 'third'))).kind).toBe('in_progress');
   });
 
+  it('still records a success whose lease lapsed when no other call took the key over', async () => {
+    const k = key();
+    await ledger.begin(request(k, 'slow', { leaseMs: 30 }));
+    await sleep(60);
+    expect(await ledger.complete(labels, 'slow', effectFor(k), 60)).toBe(true);
+    const outcome = await ledger.begin(request(k, 'retry'));
+    expect(outcome.kind).toBe('replay');
+    expect((await ledger.complete(labels, 'late-other', effectFor(k), 60))).toBe(false);
+  });
+
   it('frees the key on abort, only for the token holding it, and never drops a record', async () => {
     const k = key();
     await ledger.begin(request(k, 't1'));
