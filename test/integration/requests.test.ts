@@ -64,6 +64,13 @@ describe.each(STORES)('request-level errors (%s store)', (store) => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('takes the last of duplicate keys, the same value for validation and handler (nothing smuggled)', async () => {
+    const refused = await post(app, '{"name":"echo","arguments":{"text":"fine","text":5}}');
+    expect(refused.body.error.code).toBe('invalid_arguments');
+    const taken = await post(app, '{"name":"nope","name":"echo","arguments":{"text":5,"text":"last"}}');
+    expect(taken.body).toMatchObject({ name: 'echo', success: true, value: { text: 'last' } });
+  });
+
   it('answers 400 for an integer beyond 2^53 instead of silently changing it', async () => {
     const response = await post(app, '{"name":"echo","arguments":{"text":"a","n":9007199254740993}}');
     expectProblem(response, 400);
