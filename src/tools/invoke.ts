@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { UNKNOWN_TOOL, type Metrics } from '../metrics.ts';
-import { deepFreeze, JsonInputError, parseJson } from '../json.ts';
+import { deepFreeze } from '../json.ts';
 import { KeyedLock } from '../sessions/lock.ts';
 import { StagedSession } from '../sessions/staged.ts';
 import { StoreUnavailableError, type SessionCommit, type Store } from '../store/types.ts';
@@ -14,9 +14,9 @@ import { hashJson } from './hash.ts';
 import { elapsedMs, explain, failure, reasonOf, type CallIdentity, type InvocationResult } from './outcome.ts';
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
 import { renderContent } from './render.ts';
-import { violations } from './schema.ts';
 import { CallContext, type Cancellation } from './context.ts';
 import { settle } from './race.ts';
+import { checkResult, parseArguments } from './result.ts';
 import { LedgerGuard } from '../ledger/guard.ts';
 import type { NestedResult } from './types.ts';
 
@@ -293,56 +293,4 @@ export class Dispatcher {
     }
     return result;
   }
-}
-
-/** Arguments arrive as an object, a JSON string, or not at all; an empty string means none. */
-function parseArguments(raw: unknown): unknown {
-  if (raw === undefined) return {};
-  if (typeof raw !== 'string') return raw;
-  if (raw.trim() === '') return {};
-  try {
-    return parseJson(raw);
-  } catch (err) {
-    throw err instanceof JsonInputError ? err : new JsonInputError('not valid JSON');
-  }
-}
-
-interface CheckedResult {
-  message: string;
-  value: unknown;
-  success: boolean;
-  exclude: boolean;
-  valueJson: string | null;
-}
-
-/** A ToolResult with its defaults applied, or what is wrong with it. */
-function checkResult(tool: RegisteredTool, raw: unknown): CheckedResult | string {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return `the handler returned ${describeType(raw)}, not a ToolResult object`;
-  const r = raw as Record<string, unknown>;
-  if (typeof r.message !== 'string') return 'the handler returned a ToolResult without a string message';
-  if (r.success !== undefined && typeof r.success !== 'boolean') return 'ToolResult.success must be a boolean';
-  if (r.exclude_value_from_context !== undefined && typeof r.exclude_value_from_context !== 'boolean') {
-    return 'ToolResult.exclude_value_from_context must be a boolean';
-  }
-  const value = r.value === undefined ? null : r.value;
-  let valueJson: string | null = null;
-  if (value !== null) {
-    try {
-      valueJson = JSON.stringify(value) ?? null;
-    } catch (err) {
-      return `ToolResult.value has no JSON form: ${reasonOf(err)}`;
-    }
-    if (valueJson === null) return 'ToolResult.value has no JSON form';
-  }
-  const success = r.success ?? true;
-  if (success && value !== null && tool.validateResult !== null && !tool.validateResult(value)) {
-    return `value breaks the result schema: ${violations(tool.validateResult.errors).join('; ')}`;
-  }
-  return { message: r.message, value, success, exclude: r.exclude_value_from_context === true, valueJson };
-}
-
-function describeType(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'undefined' ? 'nothing' : `a ${typeof value}`;
 }

@@ -1,0 +1,57 @@
+/** What comes into a call (its arguments) and what comes out of a handler (its ToolResult), checked. */
+import { JsonInputError, parseJson } from '../json.ts';
+import { reasonOf } from './outcome.ts';
+import type { RegisteredTool } from './registry.ts';
+import { violations } from './schema.ts';
+
+/** Arguments arrive as an object, a JSON string, or not at all; an empty string means none. */
+export function parseArguments(raw: unknown): unknown {
+  if (raw === undefined) return {};
+  if (typeof raw !== 'string') return raw;
+  if (raw.trim() === '') return {};
+  try {
+    return parseJson(raw);
+  } catch (err) {
+    throw err instanceof JsonInputError ? err : new JsonInputError('not valid JSON');
+  }
+}
+
+export interface CheckedResult {
+  message: string;
+  value: unknown;
+  success: boolean;
+  exclude: boolean;
+  valueJson: string | null;
+}
+
+/** A ToolResult with its defaults applied, or what is wrong with it. */
+export function checkResult(tool: RegisteredTool, raw: unknown): CheckedResult | string {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return `the handler returned ${describeType(raw)}, not a ToolResult object`;
+  const r = raw as Record<string, unknown>;
+  if (typeof r.message !== 'string') return 'the handler returned a ToolResult without a string message';
+  if (r.success !== undefined && typeof r.success !== 'boolean') return 'ToolResult.success must be a boolean';
+  if (r.exclude_value_from_context !== undefined && typeof r.exclude_value_from_context !== 'boolean') {
+    return 'ToolResult.exclude_value_from_context must be a boolean';
+  }
+  const value = r.value === undefined ? null : r.value;
+  let valueJson: string | null = null;
+  if (value !== null) {
+    try {
+      valueJson = JSON.stringify(value) ?? null;
+    } catch (err) {
+      return `ToolResult.value has no JSON form: ${reasonOf(err)}`;
+    }
+    if (valueJson === null) return 'ToolResult.value has no JSON form';
+  }
+  const success = r.success ?? true;
+  if (success && value !== null && tool.validateResult !== null && !tool.validateResult(value)) {
+    return `value breaks the result schema: ${violations(tool.validateResult.errors).join('; ')}`;
+  }
+  return { message: r.message, value, success, exclude: r.exclude_value_from_context === true, valueJson };
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'undefined' ? 'nothing' : `a ${typeof value}`;
+}
