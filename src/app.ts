@@ -11,6 +11,7 @@ import { JsonInputError, parseJson } from './json.ts';
 import { openApiPlugin } from './plugins/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invokeRoutes } from './routes/invoke.ts';
+import { mcpRoutes } from './routes/mcp.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { registerPlanningTools } from './sessions/planning/tools.ts';
 import { toolRoutes } from './routes/tools.ts';
@@ -89,6 +90,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(toolRoutes, { registry });
   await app.register(invokeRoutes, { dispatcher });
   await app.register(sessionRoutes, { store });
+  await app.register(mcpRoutes, { dispatcher, registry, version: VERSION });
   return app;
 }
 

@@ -17,6 +17,7 @@ import { violations } from './schema.ts';
 import { CallContext, type Cancellation } from './context.ts';
 import { settle } from './race.ts';
 import type { NestedResult } from './types.ts';
+import type { ProgressListener } from './progress.ts';
 
 export interface ToolCall {
   id: string | null;
@@ -40,6 +41,8 @@ export interface InvocationScope {
   cancellation: Cancellation | null;
   parentCallId?: string;
   depth?: number;
+  /** Where the handlers' `context.progress` reports go (an SSE or MCP stream); absent = nowhere. */
+  progress?: ProgressListener;
 }
 
 export interface DispatcherOptions {
@@ -140,6 +143,7 @@ export class Dispatcher {
       log: scope.log,
       logBindings: scope.sessionId === null ? { callId: identity.id, tool: tool.name } : { callId: identity.id, tool: tool.name, session: scope.sessionId },
       invoke: (name, nestedParams, parent) => this.#nested(name, nestedParams, parent, scope),
+      progress: scope.progress ?? null,
     });
     const settled = await settle(() => tool.handler(params, context), context, scope.cancellation);
     if (settled.kind === 'deadline' || settled.kind === 'cancelled') {
