@@ -7,6 +7,8 @@ import { invocationResultSchema, problemResponses, turnResultSchema } from '../s
 import type { Dispatcher } from '../tools/invoke.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import { scopeOf } from './scope.ts';
+import { answerCalls, streamInvocation } from './invoke-stream.ts';
+import { acceptsEventStream } from './sse.ts';
 
 const serializeResult = fastJson(invocationResultSchema);
 const serializeTurn = fastJson(turnResultSchema);
@@ -46,7 +48,10 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
         headers: invokeHeaders,
         body: { description: 'a tool call or an assistant turn in one of the accepted formats' },
         response: {
-          200: { description: 'the result of each call', content: { 'application/json': { schema: { oneOf: [invocationResultSchema, turnResultSchema] } } } },
+          200: {
+            description: 'the result of each call; with Accept: text/event-stream, `progress` events then one `result` event holding the same JSON',
+            content: { 'application/json': { schema: { oneOf: [invocationResultSchema, turnResultSchema] } }, 'text/event-stream': { schema: { type: 'string' } } },
+          },
           ...problemResponses(400, 413, 415, 503),
         },
       },
@@ -55,6 +60,7 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
       const format = request.query.format === undefined ? detectFormat(request.body) : formatByName(request.query.format);
       const parsed = format.parse(request.body);
       const scope = scopeOf(request, reply);
+      if (acceptsEventStream(request)) return streamInvocation(request, reply, scope, (s) => answerCalls(dispatcher, format, parsed, s));
       if (!parsed.turn) {
         return sendJson(request, reply, serializeResult, withMessage(format, await dispatcher.invoke(parsed.calls[0]!, scope)));
       }
@@ -83,7 +89,9 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
     },
     async (request, reply) => {
       const scope = scopeOf(request, reply);
-      const result = await dispatcher.invoke({ id: null, name: request.params.name, arguments: request.body ?? {}, parsed: true }, scope);
+      const call = { id: null, name: request.params.name, arguments: request.body ?? {}, parsed: true };
+      if (acceptsEventStream(request)) return streamInvocation(request, reply, scope, (s) => answerCalls(dispatcher, nativeFormat, { calls: [call], turn: false }, s));
+      const result = await dispatcher.invoke(call, scope);
       return sendJson(request, reply, serializeResult, withMessage(nativeFormat, result));
     },
   );
