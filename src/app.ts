@@ -85,7 +85,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   app.decorate('toolport', { registry, store, dispatcher, config });
 
-  await app.register(openApiPlugin, { version: VERSION });
+  await app.register(openApiPlugin, { version: VERSION, registry });
   await app.register(healthRoutes, { store });
   await app.register(toolRoutes, { registry });
   await app.register(invokeRoutes, { dispatcher });
