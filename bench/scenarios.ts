@@ -2,8 +2,8 @@
 // Ports are only known at run time, so a scenario names its `target` server and a
 // `path`; the runner turns them into a URL. Only targets that are used get started.
 
-export type Target = 'bare' | 'memory' | 'redis';
-export const TARGETS: readonly Target[] = ['bare', 'memory', 'redis'];
+export type Target = 'bare' | 'memory' | 'redis' | 'sdk';
+export const TARGETS: readonly Target[] = ['bare', 'memory', 'redis', 'sdk'];
 
 export interface Scenario {
   name: string;
@@ -25,6 +25,11 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 const SESSION_HEADERS = { ...JSON_HEADERS, 'x-session-id': 'bench-1' };
 // The baseline echoes the very same payload the native invoke parses, so the ratio isolates toolport's own cost.
 const INVOKE_BODY = JSON.stringify({ name: 'echo', arguments: { text: 'hi' } });
+
+// The same tools/call for toolport's /mcp and the official SDK's stateless server (sdk-stateless.ts):
+// headers as the SDK clients send them after the handshake.
+const MCP_HEADERS = { ...JSON_HEADERS, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+const MCP_CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } });
 
 /**
  * planning_update_step on step 1 of a plan of `steps` steps. One session per connection: what is
@@ -55,5 +60,7 @@ export const scenarios: Scenario[] = [
   planUpdate('memory', 1000),
   planUpdate('redis', 1),
   planUpdate('redis', 1000),
+  { name: '/mcp tools/call (memory store)', target: 'memory', path: '/mcp', method: 'POST', headers: MCP_HEADERS, body: MCP_CALL },
+  { name: 'official SDK stateless MCP server tools/call', target: 'sdk', path: '/mcp', method: 'POST', headers: MCP_HEADERS, body: MCP_CALL },
   { name: 'per-tool route (memory store)', target: 'memory', path: '/tools/echo/invoke', method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ text: 'hi' }) },
 ];
