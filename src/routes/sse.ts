@@ -36,11 +36,12 @@ export class EventStreamReply {
         'x-request-id': String(this.#request.id),
       });
     }
-    if (!raw.writableEnded) raw.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+    // A client that went away has cancelled the call; what is left to say goes nowhere.
+    if (!raw.writableEnded && !raw.destroyed) raw.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
   }
 
   /** Ends an open stream; the route must not answer by other means after `open` became true. */
   end(): void {
-    if (this.#open && !this.#reply.raw.writableEnded) this.#reply.raw.end();
+    if (this.#open && !this.#reply.raw.writableEnded && !this.#reply.raw.destroyed) this.#reply.raw.end();
   }
 }
