@@ -15,6 +15,8 @@ interface McpClient {
   protocolVersion(): string | undefined;
   listTools(): Promise<{ tools: Array<Record<string, any>> }>;
   callTool(name: string, args: unknown, onprogress?: (p: { progress: number; total?: number }) => void): Promise<Record<string, any>>;
+  /** A request for a method toolport does not serve (prompts/list). */
+  unknownMethod(): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -31,6 +33,7 @@ async function connect(flavour: Flavour, url: URL, headers: Record<string, strin
       listTools: () => client.listTools(),
       callTool: (name, args, onprogress) =>
         client.callTool({ name, arguments: args as Record<string, unknown> }, undefined, onprogress ? { onprogress } : {}),
+      unknownMethod: () => client.listPrompts(),
       close: () => client.close(),
     };
   }
@@ -41,6 +44,8 @@ async function connect(flavour: Flavour, url: URL, headers: Record<string, strin
     protocolVersion: () => client.getNegotiatedProtocolVersion(),
     listTools: () => client.listTools(),
     callTool: (name, args, onprogress) => client.callTool({ name, arguments: args as Record<string, unknown> }, onprogress ? { onprogress } : {}),
+    // listPrompts() answers [] without asking a server that has no prompts capability: ask directly.
+    unknownMethod: () => client.request({ method: 'prompts/list', params: {} }),
     close: () => client.close(),
   };
 }
@@ -101,6 +106,16 @@ describe.each(STORES)('MCP with the official clients (%s store)', (store) => {
         expect(thrown.isError).toBe(true);
         expect(thrown.content[0].text).toMatch(/^Tool "throws" failed: database exploded/);
         expect(thrown.content[0].text).not.toMatch(/\n\s+at /); // no stack trace
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('surfaces a method toolport does not serve as JSON-RPC error -32601', async () => {
+      const client = await connect(flavour, url);
+      try {
+        await expect(client.unknownMethod()).rejects.toMatchObject({ code: -32601 });
+        expect((await client.callTool('echo', { text: 'still connected' })).isError).toBe(false);
       } finally {
         await client.close();
       }
