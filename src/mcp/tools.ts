@@ -30,11 +30,12 @@ export function renderMcpTool(tool: RegisteredTool): Record<string, unknown> {
 
 /**
  * CallToolResult: the model's text as one text block; the value as structuredContent when it is an
- * object the model may see (not when the tool kept it out of the context); failures as isError.
+ * object; failures as isError. `exclude_value_from_context` shapes the text only: structuredContent
+ * is the client's machine-readable copy, and a client that read an outputSchema requires it.
  */
 export function renderCallToolResult(result: InvocationResult): Record<string, unknown> {
   const rendered: Record<string, unknown> = { content: [{ type: 'text', text: result.content }] };
-  if (result.success && isObject(result.value) && !result.exclude_value_from_context) rendered.structuredContent = result.value;
+  if (result.success && isObject(result.value)) rendered.structuredContent = result.value;
   rendered.isError = !result.success;
   return rendered;
 }

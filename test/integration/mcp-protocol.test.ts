@@ -75,6 +75,11 @@ describe('POST /mcp protocol', () => {
   });
 
   describe('the handshake era', () => {
+    it('keeps an excluded value out of the text but gives it as structuredContent', async () => {
+      const { body } = await rpc({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'secret', arguments: {} } });
+      expect(body.result).toEqual({ content: [{ type: 'text', text: 'stored' }], structuredContent: { token: 'hidden-from-model' }, isError: false });
+    });
+
     it('negotiates the version: a known one is echoed, an unknown one gets the newest', async () => {
       for (const [asked, answered] of [['2025-03-26', '2025-03-26'], ['2024-11-05', '2024-11-05'], ['2099-01-01', '2025-11-25']]) {
         const { body } = await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 't', version: '1' } } });
