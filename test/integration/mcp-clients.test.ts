@@ -153,16 +153,18 @@ describe.each(STORES)('MCP with the official clients (%s store)', (store) => {
     });
   });
 
-  it('names the session by Mcp-Session-Id when a client sends one (v1 transport option sessionId)', async () => {
+  it('names the session by Mcp-Session-Id when a client sends one (the transports\' sessionId option)', async () => {
     const session = `mcp-sid-${store}`;
-    for (const [tool, args] of [['planning_setup_plan', { objective: 'by mcp session id' }], ['planning_read_plan', {}]] as const) {
-      const client = new ClientV1({ name: 'toolport-test', version: '1.0.0' });
-      // A transport created with a session id skips the handshake and sends Mcp-Session-Id on every request.
-      await client.connect(new TransportV1(url, { sessionId: session }));
-      const result = await client.callTool({ name: tool, arguments: args });
-      expect(result.isError).toBe(false);
-      await client.close();
-    }
+    // A transport created with a session id skips the handshake and sends Mcp-Session-Id on every request.
+    const v1 = new ClientV1({ name: 'toolport-test', version: '1.0.0' });
+    await v1.connect(new TransportV1(url, { sessionId: session }));
+    expect((await v1.callTool({ name: 'planning_setup_plan', arguments: { objective: 'by mcp session id' } })).isError).toBe(false);
+    await v1.close();
+    const v2 = new ClientV2({ name: 'toolport-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await v2.connect(new TransportV2(url, { sessionId: session }));
+    const read = await v2.callTool({ name: 'planning_read_plan', arguments: {} });
+    expect(read.structuredContent).toMatchObject({ objective: 'by mcp session id' });
+    await v2.close();
     const plan = await fetch(new URL(`/sessions/${session}/plan`, url));
     expect(await plan.json()).toMatchObject({ objective: 'by mcp session id' });
   });
