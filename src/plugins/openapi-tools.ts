@@ -6,7 +6,16 @@
  */
 import type { RegisteredTool } from '../tools/registry.ts';
 
-type Json = Record<string, any>;
+type JsonObject = Record<string, unknown>;
+
+interface Operation extends JsonObject {
+  parameters?: { in?: string }[];
+  responses?: Record<string, { content?: Record<string, { schema?: { properties?: JsonObject } }> }>;
+}
+
+interface Document extends JsonObject {
+  paths?: Record<string, { post?: Operation }>;
+}
 
 const GENERIC_PATH = '/tools/{name}/invoke';
 
@@ -15,7 +24,7 @@ function copy<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
-function toolOperation(generic: Json, tool: RegisteredTool): Json {
+function toolOperation(generic: Operation, tool: RegisteredTool): Operation {
   const responses = copy(generic.responses ?? {});
   const answer = responses['200']?.content?.['application/json']?.schema;
   if (answer?.properties !== undefined && tool.result !== null) {
@@ -27,18 +36,19 @@ function toolOperation(generic: Json, tool: RegisteredTool): Json {
     description: tool.description,
     tags: ['tools'],
     'x-tool-hash': tool.hash,
-    parameters: copy((generic.parameters ?? []).filter((p: Json) => p.in !== 'path')),
+    parameters: copy((generic.parameters ?? []).filter((p) => p.in !== 'path')),
     requestBody: { required: true, content: { 'application/json': { schema: copy(tool.parameters) } } },
     responses,
   };
 }
 
 /** Replaces the generic per-name path with one concrete path per tool (transformObject of @fastify/swagger). */
-export function withToolOperations(document: Json, tools: readonly RegisteredTool[]): Json {
-  const generic = document.paths?.[GENERIC_PATH]?.post;
-  if (generic === undefined) return document;
-  const paths: Json = {};
-  for (const [path, item] of Object.entries(document.paths as Json)) {
+export function withToolOperations<D extends object>(document: D, tools: readonly RegisteredTool[]): D {
+  const given = (document as Document).paths;
+  const generic = given?.[GENERIC_PATH]?.post;
+  if (given === undefined || generic === undefined) return document;
+  const paths: NonNullable<Document['paths']> = {};
+  for (const [path, item] of Object.entries(given)) {
     if (path !== GENERIC_PATH) paths[path] = item;
     else for (const tool of tools) paths[`/tools/${tool.name}/invoke`] = { post: toolOperation(generic, tool) };
   }
