@@ -8,13 +8,15 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { makeApp, sessionEvents, STORES } from '../helpers/app.ts';
+import { aborted } from '../helpers/tools.ts';
 
 /** What every client flavour must do the same way. */
 interface McpClient {
   protocolVersion(): string | undefined;
   listTools(): Promise<{ tools: Array<Record<string, any>> }>;
-  callTool(name: string, args: unknown, onprogress?: (p: { progress: number; total?: number }) => void): Promise<Record<string, any>>;
+  callTool(name: string, args: unknown, onprogress?: (p: { progress: number; total?: number }) => void, signal?: AbortSignal): Promise<Record<string, any>>;
   /** A request for a method toolport does not serve (prompts/list). */
   unknownMethod(): Promise<unknown>;
   close(): Promise<void>;
@@ -31,8 +33,8 @@ async function connect(flavour: Flavour, url: URL, headers: Record<string, strin
     return {
       protocolVersion: () => (client.transport as TransportV1 | undefined)?.protocolVersion,
       listTools: () => client.listTools(),
-      callTool: (name, args, onprogress) =>
-        client.callTool({ name, arguments: args as Record<string, unknown> }, undefined, onprogress ? { onprogress } : {}),
+      callTool: (name, args, onprogress, signal) =>
+        client.callTool({ name, arguments: args as Record<string, unknown> }, undefined, { ...(onprogress && { onprogress }), ...(signal && { signal }) }),
       unknownMethod: () => client.listPrompts(),
       close: () => client.close(),
     };
@@ -43,7 +45,8 @@ async function connect(flavour: Flavour, url: URL, headers: Record<string, strin
   return {
     protocolVersion: () => client.getNegotiatedProtocolVersion(),
     listTools: () => client.listTools(),
-    callTool: (name, args, onprogress) => client.callTool({ name, arguments: args as Record<string, unknown> }, onprogress ? { onprogress } : {}),
+    callTool: (name, args, onprogress, signal) =>
+      client.callTool({ name, arguments: args as Record<string, unknown> }, { ...(onprogress && { onprogress }), ...(signal && { signal }) }),
     // listPrompts() answers [] without asking a server that has no prompts capability: ask directly.
     unknownMethod: () => client.request({ method: 'prompts/list', params: {} }),
     close: () => client.close(),
@@ -134,6 +137,27 @@ describe.each(STORES)('MCP with the official clients (%s store)', (store) => {
       } finally {
         await client.close();
       }
+    });
+
+    it("cancels the call when the client aborts it (its notifications/cancelled, or the dropped request), aborting the handler's signal", async () => {
+      const session = `mcp-cancel-${store}-${flavour.replace(/[^a-z0-9]/g, '')}`;
+      const client = await connect(flavour, url, { 'x-session-id': session });
+      try {
+        const stop = new AbortController();
+        const call = client.callTool('watch_abort', {}, undefined, stop.signal).catch((err: unknown) => err);
+        await sleep(150);
+        const before = aborted.size;
+        const sent = Date.now();
+        stop.abort('user pressed stop');
+        expect(await call).toBeInstanceOf(Error);
+        for (let i = 0; i < 40 && aborted.size === before; i++) await sleep(25);
+        expect(aborted.size).toBe(before + 1);
+        expect([...aborted.values()].at(-1)! - sent).toBeLessThan(1000);
+      } finally {
+        await client.close();
+      }
+      const events = await sessionEvents(app, session);
+      expect(events.map((e) => [e.tool, e.error_code])).toEqual([['watch_abort', 'cancelled']]);
     });
 
     it('keeps a session across calls and connections with X-Session-Id', async () => {
