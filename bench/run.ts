@@ -1,6 +1,6 @@
 // `npm run bench`: start the baseline, a throwaway Redis and toolport (memory and Redis
 // store) as children, load each scenario with autocannon, print a table and save JSON.
-// Env: BENCH_DURATION (seconds, default 10), BENCH_ONLY (comma list of targets: bare,memory,redis),
+// Env: BENCH_DURATION (seconds, default 10), BENCH_ONLY (comma list of targets: bare,memory,redis,sdk),
 // BENCH_MATCH (only scenarios whose name contains this text, plus the baseline).
 import type autocannon from 'autocannon';
 import { existsSync } from 'node:fs';
@@ -36,7 +36,7 @@ function selectScenarios(): Scenario[] {
 
 /** Start only the servers the selected scenarios need; returns each target's base URL. */
 async function startServers(targets: Set<Target>): Promise<Map<Target, string>> {
-  const [barePort, memoryPort, redisToolportPort, redisPort] = (await freePorts(4)) as [number, number, number, number];
+  const [barePort, memoryPort, redisToolportPort, redisPort, sdkPort] = (await freePorts(5)) as [number, number, number, number, number];
   const bases = new Map<Target, string>();
   // Plain `node --import tsx` (not the tsx CLI) so each server is one process we can signal directly.
   const tsxArgs = (script: string) => ['--import', 'tsx', script];
@@ -50,6 +50,19 @@ async function startServers(targets: Set<Target>): Promise<Map<Target, string>> 
       return res.status === 200;
     });
     bases.set('bare', `http://127.0.0.1:${barePort}`);
+  }
+
+  if (targets.has('sdk')) {
+    const child = startChild('official MCP SDK (stateless)', process.execPath, tsxArgs('bench/sdk-stateless.ts'), { cwd: ROOT, env: { ...process.env, PORT: String(sdkPort) } });
+    // Ready when a tools/call answers 200 (the server has no health route).
+    await waitUntilReady(child, 'POST /mcp → 200', async () => {
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'ready' } } });
+      const res = await fetch(`http://127.0.0.1:${sdkPort}/mcp`, { method: 'POST', headers, body, signal: AbortSignal.timeout(1000) });
+      await res.body?.cancel();
+      return res.status === 200;
+    });
+    bases.set('sdk', `http://127.0.0.1:${sdkPort}`);
   }
 
   const startToolport = async (target: Target, port: number, redisUrl?: string) => {

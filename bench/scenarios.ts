@@ -2,8 +2,8 @@
 // Ports are only known at run time, so a scenario names its `target` server and a
 // `path`; the runner turns them into a URL. Only targets that are used get started.
 
-export type Target = 'bare' | 'memory' | 'redis';
-export const TARGETS: readonly Target[] = ['bare', 'memory', 'redis'];
+export type Target = 'bare' | 'memory' | 'redis' | 'sdk';
+export const TARGETS: readonly Target[] = ['bare', 'memory', 'redis', 'sdk'];
 
 export interface Scenario {
   name: string;
@@ -31,6 +31,11 @@ const INVOKE_BODY = JSON.stringify({ name: 'echo', arguments: { text: 'hi' } });
 // request makes every call a new entry: begin, run, record (miss).
 const LEDGER_HIT_BODY = JSON.stringify({ name: 'echo_once', arguments: { text: 'hi' } });
 const LEDGER_MISS_BODY = JSON.stringify({ name: 'echo_once', arguments: { text: '[<id>]' } });
+
+// The same tools/call for toolport's /mcp and the official SDK's stateless server (sdk-stateless.ts):
+// headers as the SDK clients send them after the handshake.
+const MCP_HEADERS = { ...JSON_HEADERS, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+const MCP_CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } });
 
 /**
  * planning_update_step on step 1 of a plan of `steps` steps. One session per connection: what is
@@ -65,5 +70,7 @@ export const scenarios: Scenario[] = [
   { name: 'ledger miss (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: LEDGER_MISS_BODY, uniqueIds: true },
   { name: 'ledger hit (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: LEDGER_HIT_BODY },
   { name: 'ledger miss (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: LEDGER_MISS_BODY, uniqueIds: true },
+  { name: '/mcp tools/call (memory store)', target: 'memory', path: '/mcp', method: 'POST', headers: MCP_HEADERS, body: MCP_CALL },
+  { name: 'official SDK stateless MCP server tools/call', target: 'sdk', path: '/mcp', method: 'POST', headers: MCP_HEADERS, body: MCP_CALL },
   { name: 'per-tool route (memory store)', target: 'memory', path: '/tools/echo/invoke', method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ text: 'hi' }) },
 ];

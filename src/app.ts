@@ -13,6 +13,7 @@ import { JsonInputError, parseJson } from './json.ts';
 import { openApiPlugin } from './plugins/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invokeRoutes } from './routes/invoke.ts';
+import { mcpRoutes } from './routes/mcp.ts';
 import { provenanceRoutes } from './routes/provenance.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { registerBuiltins } from './builtin/index.ts';
@@ -121,7 +122,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   provenance.recordAtStart();
 
   await app.register(authPlugin, { keys, redis: store instanceof RedisStore ? store.client : null, keyPrefix: config.keyPrefix });
-  await app.register(openApiPlugin, { version: VERSION });
+  await app.register(openApiPlugin, { version: VERSION, registry });
   await app.register(healthRoutes, { store });
   await app.register(toolRoutes, { registry, provenance });
   await app.register(provenanceRoutes, { provenance });
@@ -129,6 +130,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(sessionRoutes, { store });
   await app.register(metricsRoutes, { metrics });
   await app.register(ledgerRoutes, { ledger: store.ledger });
+  await app.register(mcpRoutes, { dispatcher, registry, version: VERSION });
   return app;
 }
 

@@ -4,14 +4,17 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { problemSchema } from '../schemas.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import { withToolOperations } from './openapi-tools.ts';
 
-export const openApiPlugin = fp(async (app: FastifyInstance, { version }: { version: string }) => {
+export const openApiPlugin = fp(async (app: FastifyInstance, { version, registry }: { version: string; registry: ToolRegistry }) => {
   app.addSchema(problemSchema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'toolport', version, description: 'Executes the tool calls of large language models.' },
     },
+    transformObject: (document) => ('openapiObject' in document ? withToolOperations(document.openapiObject, registry.list()) : document.swaggerObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -8,6 +8,8 @@ import type { Dispatcher, ToolCall } from '../tools/invoke.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import { scopeOf } from './scope.ts';
 import { idempotencyKeyOf, keyedCall, markReplayed } from './idempotency.ts';
+import { answerCalls, streamInvocation } from './invoke-stream.ts';
+import { acceptsEventStream } from './sse.ts';
 
 const serializeResult = fastJson(invocationResultSchema);
 const serializeTurn = fastJson(turnResultSchema);
@@ -23,12 +25,6 @@ const invokeHeaders = {
     'x-timeout-ms': { type: 'string', description: "the caller's deadline for this request, in ms" },
   },
 };
-
-/** Adds the provider-native message to a result (in place: results are made per request). */
-function withMessage(format: Format, result: InvocationResult, call?: ToolCall): InvocationResult {
-  result.tool_message = format.toolMessage(result, call);
-  return result;
-}
 
 function sendJson(request: FastifyRequest, reply: FastifyReply, serialize: (body: object) => string, body: object): FastifyReply {
   markReplayed(reply, body);
@@ -48,7 +44,10 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
         headers: invokeHeaders,
         body: { description: 'a tool call or an assistant turn in one of the accepted formats' },
         response: {
-          200: { description: 'the result of each call', content: { 'application/json': { schema: { oneOf: [invocationResultSchema, turnResultSchema] } } } },
+          200: {
+            description: 'the result of each call; with Accept: text/event-stream, `progress` events then one `result` event holding the same JSON',
+            content: { 'application/json': { schema: { oneOf: [invocationResultSchema, turnResultSchema] } }, 'text/event-stream': { schema: { type: 'string' } } },
+          },
           ...problemResponses(400, 409, 413, 415, 422, 503),
         },
       },
@@ -57,14 +56,10 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
       const { format, parsed } = parseCalls(request.body, request.query.format);
       const scope = scopeOf(request, reply);
       const key = idempotencyKeyOf(request);
-      if (!parsed.turn) {
-        const call = keyedCall(parsed.calls[0]!, key);
-        return sendJson(request, reply, serializeResult, withMessage(format, await dispatcher.invoke(call, scope), call));
-      }
-      const calls = parsed.calls.map((call, i) => keyedCall(call, key, i));
-      const results = await Promise.all(calls.map((call) => dispatcher.invoke(call, scope)));
-      const body = { results: results.map((r, i) => withMessage(format, r, calls[i])), messages: format.turnMessages(results, calls) };
-      return sendJson(request, reply, serializeTurn, body);
+      const calls = { turn: parsed.turn, calls: parsed.calls.map((call, i) => keyedCall(call, key, parsed.turn ? i : undefined)) };
+      if (acceptsEventStream(request)) return streamInvocation(request, reply, scope, (s) => answerCalls(dispatcher, format, calls, s));
+      const body = await answerCalls(dispatcher, format, calls, scope);
+      return sendJson(request, reply, parsed.turn ? serializeTurn : serializeResult, body);
     },
   );
 
@@ -80,16 +75,20 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
         headers: invokeHeaders,
         body: { type: 'object', description: "the tool's arguments" },
         response: {
-          200: { description: 'the result', ...invocationResultSchema },
+          200: {
+            description: 'the result; with Accept: text/event-stream, `progress` events then one `result` event holding the same JSON',
+            content: { 'application/json': { schema: invocationResultSchema }, 'text/event-stream': { schema: { type: 'string' } } },
+          },
           ...problemResponses(400, 409, 413, 415, 422, 503),
         },
       },
     },
     async (request, reply) => {
       const scope = scopeOf(request, reply);
-      const call = { id: null, name: request.params.name, arguments: request.body ?? {}, parsed: true };
-      const result = await dispatcher.invoke(keyedCall(call, idempotencyKeyOf(request)), scope);
-      return sendJson(request, reply, serializeResult, withMessage(nativeFormat, result));
+      const call = keyedCall({ id: null, name: request.params.name, arguments: request.body ?? {}, parsed: true }, idempotencyKeyOf(request));
+      const calls = { calls: [call], turn: false };
+      if (acceptsEventStream(request)) return streamInvocation(request, reply, scope, (s) => answerCalls(dispatcher, nativeFormat, calls, s));
+      return sendJson(request, reply, serializeResult, await answerCalls(dispatcher, nativeFormat, calls, scope));
     },
   );
 }

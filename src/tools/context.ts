@@ -4,6 +4,7 @@
  * are the costliest objects of a call.
  */
 import type { Logger } from 'pino';
+import type { ProgressListener } from './progress.ts';
 import type { NestedResult, Resources, SessionHandle, ToolContext } from './types.ts';
 
 /** Told once when a Cancellation fires. An object rather than a closure: one is made per call. */
@@ -50,6 +51,8 @@ export interface CallContextInit {
   log: Logger;
   logBindings: Record<string, string>;
   invoke: (name: string, params: Record<string, unknown>, context: CallContext) => Promise<NestedResult>;
+  /** Absent or null: progress goes nowhere (no client asked for it). */
+  progress?: ProgressListener | null;
 }
 
 export class CallContext implements ToolContext {
@@ -92,7 +95,9 @@ export class CallContext implements ToolContext {
 
   beat(): void {}
 
-  progress(_done: number, _total?: number): void {}
+  progress(done: number, total?: number): void {
+    this.#init.progress?.(this.callId, done, total);
+  }
 
   invoke(name: string, params: Record<string, unknown>): Promise<NestedResult> {
     return this.#init.invoke(name, params, this);

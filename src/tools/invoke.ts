@@ -19,6 +19,7 @@ import { settle } from './race.ts';
 import { checkResult, parseArguments } from './result.ts';
 import { LedgerGuard } from '../ledger/guard.ts';
 import type { NestedResult } from './types.ts';
+import type { ProgressListener } from './progress.ts';
 
 export interface ToolCall {
   id: string | null;
@@ -46,6 +47,8 @@ export interface InvocationScope {
   cancellation: Cancellation | null;
   parentCallId?: string;
   depth?: number;
+  /** Where the handlers' `context.progress` reports go (an SSE or MCP stream); absent = nowhere. */
+  progress?: ProgressListener;
 }
 
 export interface DispatcherOptions {
@@ -186,6 +189,7 @@ export class Dispatcher {
       log: scope.log,
       logBindings: scope.sessionId === null ? { callId: identity.id, tool: tool.name } : { callId: identity.id, tool: tool.name, session: scope.sessionId },
       invoke: (name, nestedParams, parent) => this.#nested(name, nestedParams, parent, scope),
+      progress: scope.progress ?? null,
     });
   }
 

@@ -167,6 +167,21 @@ export const testTools: ToolDefinition[] = [
     },
   },
   {
+    name: 'steps',
+    description: 'Works through n steps of ms milliseconds each, reporting progress after each.',
+    parameters: { type: 'object', properties: { n: { type: 'integer', minimum: 1, maximum: 100 }, ms: { type: 'integer', minimum: 0 } }, required: ['n'] },
+    result: { type: 'object', properties: { steps: { type: 'integer' } }, required: ['steps'] },
+    annotations: { read_only: true, idempotent: true },
+    handler: async (params, context) => {
+      const n = params.n as number;
+      for (let i = 1; i <= n; i++) {
+        await sleep((params.ms as number | undefined) ?? 120, undefined, { signal: context.signal });
+        context.progress(i, n);
+      }
+      return ok({ steps: n }, `${n} steps done`);
+    },
+  },
+  {
     name: 'delegates',
     description: 'Calls echo through context.invoke.',
     parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },

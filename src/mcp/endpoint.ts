@@ -1,0 +1,139 @@
+/**
+ * The MCP methods toolport serves, over the same catalog and dispatcher as POST /tools/invoke.
+ * Stateless: nothing is kept between requests except the calls in flight, so that a
+ * `notifications/cancelled` posted beside a running `tools/call` can abort it.
+ */
+import { Cancellation, type CancelListener } from '../tools/context.ts';
+import type { Dispatcher, InvocationScope } from '../tools/invoke.ts';
+import type { ProgressListener } from '../tools/progress.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import type { Era } from './era.ts';
+import {
+  ErrorCode,
+  HANDSHAKE_VERSIONS,
+  META,
+  ProtocolFault,
+  SUPPORTED_VERSIONS,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type RequestId,
+} from './protocol.ts';
+import { renderCallToolResult, renderMcpTool } from './tools.ts';
+
+export interface RequestEnv {
+  era: Era;
+  /** Names the caller's calls in flight: the session id, or '' without one. */
+  sessionKey: string;
+  /** The call's scope (headers checked by the route); built only for tools/call. */
+  scope(): InvocationScope;
+  /** Set when the client sent a progressToken and can receive progress notifications. */
+  progress?: ProgressListener;
+}
+
+const CAPABILITIES = { tools: { listChanged: false } };
+/** The stateless revision's cache hints: the catalog may differ per caller and per deployment. */
+const CACHE_HINTS = { ttlMs: 0, cacheScope: 'private' };
+
+/** Links a call's own cancellation to the request's (the caller going away). */
+class CancelLink implements CancelListener {
+  constructor(
+    readonly parent: Cancellation,
+    readonly child: Cancellation,
+  ) {}
+
+  onCancelled(): void {
+    this.child.cancel(this.parent.reason ?? new Error('the caller went away'));
+  }
+}
+
+export class McpEndpoint {
+  readonly #dispatcher: Dispatcher;
+  readonly #serverInfo: { name: string; version: string };
+  readonly #toolLists: Record<Era, Record<string, unknown>>;
+  /** Calls in flight by session key and request id; ids repeat across clients, so a list. */
+  readonly #inflight = new Map<string, Cancellation[]>();
+
+  constructor(dispatcher: Dispatcher, registry: ToolRegistry, version: string) {
+    this.#dispatcher = dispatcher;
+    this.#serverInfo = { name: 'toolport', version };
+    // The catalog cannot change while the process runs: each era's list is built once.
+    const tools = registry.list().map(renderMcpTool);
+    this.#toolLists = { handshake: { tools }, stateless: { resultType: 'complete', tools, ...CACHE_HINTS } };
+  }
+
+  /** The result of one request; a ProtocolFault thrown here is answered in-band (HTTP 200). */
+  async request(message: JsonRpcRequest, env: RequestEnv): Promise<Record<string, unknown>> {
+    switch (message.method) {
+      case 'tools/call':
+        return this.#callTool(message, env);
+      case 'tools/list':
+        return this.#toolLists[env.era];
+      case 'initialize':
+        if (env.era === 'stateless') break;
+        return this.#initialize(message.params);
+      case 'ping':
+        if (env.era === 'stateless') break;
+        return {};
+      case 'server/discover':
+        return {
+          ...(env.era === 'stateless' && { resultType: 'complete' }),
+          supportedVersions: SUPPORTED_VERSIONS,
+          capabilities: CAPABILITIES,
+          ...CACHE_HINTS,
+          _meta: { [META.serverInfo]: this.#serverInfo },
+        };
+    }
+    throw new ProtocolFault(ErrorCode.MethodNotFound, `method not found: ${message.method.slice(0, 100)}`);
+  }
+
+  notification(message: JsonRpcNotification, sessionKey: string): void {
+    if (message.method !== 'notifications/cancelled') return; // initialized, progress, …: nothing to do
+    const requestId = message.params?.requestId;
+    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    const calls = this.#inflight.get(keyOf(sessionKey, requestId));
+    // Without a session, two clients may use the same id: cancel only when the id is unambiguous.
+    if (calls?.length === 1) calls[0]!.cancel(new Error('cancelled by the client'));
+  }
+
+  #initialize(params: Record<string, unknown> | undefined): Record<string, unknown> {
+    const requested = params?.protocolVersion;
+    if (typeof requested !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'initialize needs params.protocolVersion');
+    const known = (HANDSHAKE_VERSIONS as readonly string[]).includes(requested);
+    return {
+      protocolVersion: known ? requested : HANDSHAKE_VERSIONS[0],
+      capabilities: CAPABILITIES,
+      serverInfo: this.#serverInfo,
+    };
+  }
+
+  async #callTool(message: JsonRpcRequest, env: RequestEnv): Promise<Record<string, unknown>> {
+    const name = message.params?.name;
+    if (typeof name !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'tools/call needs params.name (a string)');
+    const scope = env.scope();
+    if (env.progress !== undefined) scope.progress = env.progress;
+    const cancellation = new Cancellation();
+    const link = scope.cancellation === null ? null : new CancelLink(scope.cancellation, cancellation);
+    link?.parent.subscribe(link);
+    scope.cancellation = cancellation;
+    const key = keyOf(env.sessionKey, message.id);
+    const calls = this.#inflight.get(key);
+    if (calls === undefined) this.#inflight.set(key, [cancellation]);
+    else calls.push(cancellation);
+    try {
+      // An argument that is not an object is a wrong value (invalid_arguments), never JSON text to parse.
+      const args = message.params!.arguments;
+      const result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, scope);
+      const rendered = renderCallToolResult(result);
+      return env.era === 'stateless' ? { resultType: 'complete', ...rendered } : rendered;
+    } finally {
+      link?.parent.unsubscribe(link);
+      const list = this.#inflight.get(key)!;
+      if (list.length === 1) this.#inflight.delete(key);
+      else list.splice(list.indexOf(cancellation), 1);
+    }
+  }
+}
+
+function keyOf(sessionKey: string, id: RequestId): string {
+  return `${sessionKey}\n${typeof id}:${id}`;
+}

@@ -1,0 +1,56 @@
+/**
+ * One OpenAPI operation per tool: `POST /tools/{tool}/invoke`, operationId = the tool's name, its
+ * description, its parameters schema as the request body and its result schema as the answer's
+ * `value`, so a gateway that imports the document gets one callable tool per operation. The generic
+ * `/tools/{name}/invoke` route still serves every tool; the document lists the concrete paths instead.
+ */
+import type { RegisteredTool } from '../tools/registry.ts';
+
+type JsonObject = Record<string, unknown>;
+
+interface Operation extends JsonObject {
+  parameters?: { in?: string }[];
+  responses?: Record<string, { content?: Record<string, { schema?: { properties?: JsonObject } }> }>;
+}
+
+interface Document extends JsonObject {
+  paths?: Record<string, { post?: Operation }>;
+}
+
+const GENERIC_PATH = '/tools/{name}/invoke';
+
+/** A copy: the document is handed to serializers and UIs, the registry's schemas are frozen. */
+function copy<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+function toolOperation(generic: Operation, tool: RegisteredTool): Operation {
+  const responses = copy(generic.responses ?? {});
+  const answer = responses['200']?.content?.['application/json']?.schema;
+  if (answer?.properties !== undefined && tool.result !== null) {
+    answer.properties.value = { description: "the tool's result (null when it has none, or on failure)", anyOf: [copy(tool.result), { type: 'null' }] };
+  }
+  return {
+    operationId: tool.name,
+    summary: tool.description,
+    description: tool.description,
+    tags: ['tools'],
+    'x-tool-hash': tool.hash,
+    parameters: copy((generic.parameters ?? []).filter((p) => p.in !== 'path')),
+    requestBody: { required: true, content: { 'application/json': { schema: copy(tool.parameters) } } },
+    responses,
+  };
+}
+
+/** Replaces the generic per-name path with one concrete path per tool (transformObject of @fastify/swagger). */
+export function withToolOperations<D extends object>(document: D, tools: readonly RegisteredTool[]): D {
+  const given = (document as Document).paths;
+  const generic = given?.[GENERIC_PATH]?.post;
+  if (given === undefined || generic === undefined) return document;
+  const paths: NonNullable<Document['paths']> = {};
+  for (const [path, item] of Object.entries(given)) {
+    if (path !== GENERIC_PATH) paths[path] = item;
+    else for (const tool of tools) paths[`/tools/${tool.name}/invoke`] = { post: toolOperation(generic, tool) };
+  }
+  return { ...document, paths };
+}

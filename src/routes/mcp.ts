@@ -1,0 +1,211 @@
+/**
+ * POST /mcp: the Model Context Protocol over Streamable HTTP, stateless per request (SPEC §7).
+ * JSON in, JSON out; a tools/call whose client sent a progressToken and accepts SSE switches to an
+ * event stream on its first progress report. GET and DELETE answer 405: there is no server stream
+ * and no session to end.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { JsonInputError, parseJson } from '../json.ts';
+import { McpEndpoint, type RequestEnv } from '../mcp/endpoint.ts';
+import { eraOf, type McpHeaders } from '../mcp/era.ts';
+import {
+  BATCH_VERSIONS,
+  classify,
+  errorResponse,
+  ErrorCode,
+  idOf,
+  META,
+  metaOf,
+  ProtocolFault,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type RequestId,
+} from '../mcp/protocol.ts';
+import { StoreUnavailableError } from '../store/types.ts';
+import type { Dispatcher, InvocationScope } from '../tools/invoke.ts';
+import { ProgressThrottle } from '../tools/progress.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import { scopeOf, SESSION_ID } from './scope.ts';
+import { acceptsEventStream, EventStreamReply } from './sse.ts';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const documentOnly = () => () => true;
+
+function headerOf(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function send(request: FastifyRequest, reply: FastifyReply, status: number, body: JsonRpcResponse | JsonRpcResponse[]): FastifyReply {
+  return reply.code(status).type('application/json').header('x-request-id', request.id).send(JSON.stringify(body));
+}
+
+function accepted(reply: FastifyReply): FastifyReply {
+  return reply.code(202).send();
+}
+
+/** X-Session-Id, or else the Mcp-Session-Id a client sends, names the session. */
+function sessionOf(request: FastifyRequest): string | null {
+  const id = headerOf(request, 'x-session-id') ?? headerOf(request, 'mcp-session-id');
+  if (id === undefined) return null;
+  if (!SESSION_ID.test(id)) throw new ProtocolFault(ErrorCode.InvalidRequest, 'X-Session-Id / Mcp-Session-Id must match ^[A-Za-z0-9._:-]{1,128}$');
+  return id;
+}
+
+/** The call's scope; a bad X-Timeout-Ms is a protocol fault of the whole POST. */
+function scopeFor(request: FastifyRequest, reply: FastifyReply, sessionId: string | null): InvocationScope {
+  let scope: InvocationScope;
+  try {
+    scope = scopeOf(request, reply);
+  } catch (err) {
+    throw new ProtocolFault(ErrorCode.InvalidRequest, err instanceof Error ? err.message : 'invalid header');
+  }
+  scope.sessionId = sessionId;
+  return scope;
+}
+
+export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dispatcher; registry: ToolRegistry; version: string }): Promise<void> {
+  const endpoint = new McpEndpoint(options.dispatcher, options.registry, options.version);
+
+  // The body is parsed here, not by the app's parser, so that bad JSON answers JSON-RPC -32700.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  /** Answers one request: JSON, or an SSE stream once progress is reported. */
+  async function answer(request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest, env: RequestEnv): Promise<FastifyReply> {
+    const token = metaOf(message.params)?.progressToken;
+    let stream: EventStreamReply | null = null;
+    let throttle: ProgressThrottle | null = null;
+    if (message.method === 'tools/call' && (typeof token === 'string' || typeof token === 'number') && acceptsEventStream(request)) {
+      const sse = (stream = new EventStreamReply(request, reply));
+      throttle = new ProgressThrottle(({ done, total }) =>
+        sse.event('message', { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: done, ...(total !== undefined && { total }) } }),
+      );
+      const progress = throttle;
+      env.progress = (_callId, done, total) => progress.report(done, total);
+    }
+    let response: JsonRpcResponse;
+    let status = 200;
+    try {
+      response = { jsonrpc: '2.0', id: message.id, result: await endpoint.request(message, env) };
+    } catch (err) {
+      if (err instanceof ProtocolFault) response = errorResponse(message.id, err.toError());
+      else if (err instanceof StoreUnavailableError) {
+        status = 503;
+        reply.header('retry-after', '1');
+        response = errorResponse(message.id, { code: ErrorCode.InternalError, message: 'the state store is unreachable; retry shortly' });
+      } else if (stream?.open) {
+        request.log.error({ err }, 'MCP request failed inside toolport');
+        response = errorResponse(message.id, { code: ErrorCode.InternalError, message: 'internal error; it has been logged' });
+      } else throw err;
+    } finally {
+      throttle?.flush();
+      throttle?.close();
+    }
+    if (stream?.open) {
+      stream.event('message', response);
+      stream.end();
+      return reply;
+    }
+    return send(request, reply, status, response);
+  }
+
+  async function batch(request: FastifyRequest, reply: FastifyReply, body: unknown[], headers: McpHeaders, sessionId: string | null): Promise<FastifyReply> {
+    if (body.length === 0) return send(request, reply, 400, errorResponse(null, { code: ErrorCode.InvalidRequest, message: 'an empty batch' }));
+    const version = headers.protocolVersion;
+    const stateless = body.some((m) => typeof m === 'object' && m !== null && metaOf((m as { params?: Record<string, unknown> }).params)?.[META.protocolVersion] !== undefined);
+    if (stateless || (version !== undefined && !BATCH_VERSIONS.includes(version))) {
+      const message = `JSON-RPC batches exist only in protocol versions ${BATCH_VERSIONS.join(' and ')}`;
+      return send(request, reply, 400, errorResponse(null, { code: ErrorCode.InvalidRequest, message }));
+    }
+    let scope: InvocationScope | null = null;
+    const answers: Promise<JsonRpcResponse>[] = [];
+    for (const item of body) {
+      const id: RequestId | null = idOf(item);
+      try {
+        const classified = classify(item);
+        if (classified.kind === 'response') continue;
+        eraOf(classified.message, classified.kind === 'request', headers);
+        if (classified.kind === 'notification') {
+          endpoint.notification(classified.message, sessionId ?? '');
+          continue;
+        }
+        if (classified.message.method === 'initialize') throw new ProtocolFault(ErrorCode.InvalidRequest, 'initialize must not be part of a batch');
+        const message = classified.message;
+        const env: RequestEnv = { era: 'handshake', sessionKey: sessionId ?? '', scope: () => (scope ??= scopeFor(request, reply, sessionId)) };
+        answers.push(
+          endpoint.request(message, env).then(
+            (result): JsonRpcResponse => ({ jsonrpc: '2.0', id: message.id, result }),
+            (err: unknown) => {
+              if (err instanceof ProtocolFault) return errorResponse(message.id, err.toError());
+              throw err;
+            },
+          ),
+        );
+      } catch (err) {
+        if (!(err instanceof ProtocolFault)) throw err;
+        answers.push(Promise.resolve(errorResponse(id, err.toError())));
+      }
+    }
+    if (answers.length === 0) return accepted(reply);
+    return send(request, reply, 200, await Promise.all(answers));
+  }
+
+  app.post(
+    '/mcp',
+    {
+      validatorCompiler: documentOnly,
+      schema: {
+        summary: 'Model Context Protocol over Streamable HTTP (stateless; 2024-11-05 … 2025-11-25 and 2026-07-28)',
+        operationId: 'postMcp',
+        tags: ['mcp'],
+        body: { description: 'a JSON-RPC request, notification or (2024-11-05, 2025-03-26) batch' },
+        response: {
+          200: { description: 'the JSON-RPC response (application/json), or progress notifications then the response (text/event-stream)', content: { 'application/json': { schema: {} }, 'text/event-stream': { schema: { type: 'string' } } } },
+          202: { description: 'a notification or response was accepted', type: 'null' },
+          400: { description: 'a JSON-RPC error: parse error, invalid request, or a header that disagrees with the body', content: { 'application/json': { schema: {} } } },
+        },
+      },
+    },
+    async (request, reply) => {
+      let body: unknown;
+      try {
+        body = parseJson(utf8.decode(request.body as Buffer));
+      } catch (err) {
+        const detail = err instanceof JsonInputError ? err.message : 'the body is not valid UTF-8';
+        return send(request, reply, 400, errorResponse(null, { code: ErrorCode.ParseError, message: `parse error: ${detail}` }));
+      }
+      const headers: McpHeaders = {
+        protocolVersion: headerOf(request, 'mcp-protocol-version'),
+        method: headerOf(request, 'mcp-method'),
+        name: headerOf(request, 'mcp-name'),
+      };
+      let sessionId: string | null;
+      try {
+        sessionId = sessionOf(request);
+        if (Array.isArray(body)) return await batch(request, reply, body, headers, sessionId);
+        const classified = classify(body);
+        if (classified.kind === 'response') return accepted(reply);
+        const era = eraOf(classified.message, classified.kind === 'request', headers);
+        if (classified.kind === 'notification') {
+          endpoint.notification(classified.message, sessionId ?? '');
+          return accepted(reply);
+        }
+        const message = classified.message;
+        const scope = message.method === 'tools/call' ? scopeFor(request, reply, sessionId) : null;
+        return await answer(request, reply, message, { era, sessionKey: sessionId ?? '', scope: () => scope! });
+      } catch (err) {
+        if (!(err instanceof ProtocolFault)) throw err;
+        return send(request, reply, err.status, errorResponse(idOf(body), err.toError()));
+      }
+    },
+  );
+
+  const notAllowed = async (request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('allow', 'POST');
+    const message = `${request.method} /mcp is not served: toolport is stateless, so there is no server stream and no session to end; POST JSON-RPC messages`;
+    return send(request, reply, 405, errorResponse(null, { code: ErrorCode.InvalidRequest, message }));
+  };
+  app.get('/mcp', { schema: { hide: true } }, notAllowed);
+  app.delete('/mcp', { schema: { hide: true } }, notAllowed);
+}
