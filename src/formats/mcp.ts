@@ -51,7 +51,9 @@ function pickCall(item: unknown, where: string): ToolCall {
  * object there, and a value kept out of the context is kept out of it too.
  */
 export function renderMcpCallToolResult(result: InvocationResult): McpCallToolResult {
-  const structured = result.success && !result.exclude_value_from_context && isObject(result.value);
+  // exclude_value_from_context shapes the text only: structuredContent is the client's
+  // machine-readable copy, and a client that read the tool's outputSchema requires it.
+  const structured = result.success && isObject(result.value);
   return {
     content: [{ type: 'text', text: result.content }],
     ...(structured && { structuredContent: result.value as Record<string, unknown> }),

@@ -18,12 +18,15 @@ import {
   type JsonRpcRequest,
   type RequestId,
 } from './protocol.ts';
-import { renderCallToolResult, renderMcpTool } from './tools.ts';
+import type { Caller } from '../callers/keys.ts';
+import { renderMcpCallToolResult, renderMcpTool } from '../formats/mcp.ts';
 
 export interface RequestEnv {
   era: Era;
   /** Names the caller's calls in flight: the session id, or '' without one. */
   sessionKey: string;
+  /** The API key's caller (null when the service is open): tools/list shows only its tools. */
+  caller: Caller | null;
   /** The call's scope (headers checked by the route); built only for tools/call. */
   scope(): InvocationScope;
   /** Set when the client sent a progressToken and can receive progress notifications. */
@@ -49,16 +52,27 @@ class CancelLink implements CancelListener {
 export class McpEndpoint {
   readonly #dispatcher: Dispatcher;
   readonly #serverInfo: { name: string; version: string };
-  readonly #toolLists: Record<Era, Record<string, unknown>>;
+  readonly #registry: ToolRegistry;
+  /** Each era's tools/list result, built once per caller (the catalog cannot change while running). */
+  readonly #toolLists = new Map<string, Record<Era, Record<string, unknown>>>();
   /** Calls in flight by session key and request id; ids repeat across clients, so a list. */
   readonly #inflight = new Map<string, Cancellation[]>();
 
   constructor(dispatcher: Dispatcher, registry: ToolRegistry, version: string) {
     this.#dispatcher = dispatcher;
     this.#serverInfo = { name: 'toolport', version };
-    // The catalog cannot change while the process runs: each era's list is built once.
-    const tools = registry.list().map(renderMcpTool);
-    this.#toolLists = { handshake: { tools }, stateless: { resultType: 'complete', tools, ...CACHE_HINTS } };
+    this.#registry = registry;
+  }
+
+  #toolList(era: Era, caller: Caller | null): Record<string, unknown> {
+    const id = caller?.id ?? '';
+    let lists = this.#toolLists.get(id);
+    if (lists === undefined) {
+      const tools = this.#registry.list().filter((tool) => caller === null || caller.allows(tool.name)).map(renderMcpTool);
+      lists = { handshake: { tools }, stateless: { resultType: 'complete', tools, ...CACHE_HINTS } };
+      this.#toolLists.set(id, lists);
+    }
+    return lists[era];
   }
 
   /** The result of one request; a ProtocolFault thrown here is answered in-band (HTTP 200). */
@@ -67,7 +81,7 @@ export class McpEndpoint {
       case 'tools/call':
         return this.#callTool(message, env);
       case 'tools/list':
-        return this.#toolLists[env.era];
+        return this.#toolList(env.era, env.caller);
       case 'initialize':
         if (env.era === 'stateless') break;
         return this.#initialize(message.params);
@@ -123,7 +137,7 @@ export class McpEndpoint {
       // An argument that is not an object is a wrong value (invalid_arguments), never JSON text to parse.
       const args = message.params!.arguments;
       const result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, scope);
-      const rendered = renderCallToolResult(result);
+      const rendered: Record<string, unknown> = { ...renderMcpCallToolResult(result) };
       return env.era === 'stateless' ? { resultType: 'complete', ...rendered } : rendered;
     } finally {
       link?.parent.unsubscribe(link);

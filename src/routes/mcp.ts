@@ -132,7 +132,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dis
         }
         if (classified.message.method === 'initialize') throw new ProtocolFault(ErrorCode.InvalidRequest, 'initialize must not be part of a batch');
         const message = classified.message;
-        const env: RequestEnv = { era: 'handshake', sessionKey: sessionId ?? '', scope: () => (scope ??= scopeFor(request, reply, sessionId)) };
+        const env: RequestEnv = { era: 'handshake', sessionKey: sessionId ?? '', caller: request.caller, scope: () => (scope ??= scopeFor(request, reply, sessionId)) };
         answers.push(
           endpoint.request(message, env).then(
             (result): JsonRpcResponse => ({ jsonrpc: '2.0', id: message.id, result }),
@@ -193,7 +193,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dis
         }
         const message = classified.message;
         const scope = message.method === 'tools/call' ? scopeFor(request, reply, sessionId) : null;
-        return await answer(request, reply, message, { era, sessionKey: sessionId ?? '', scope: () => scope! });
+        return await answer(request, reply, message, { era, sessionKey: sessionId ?? '', caller: request.caller, scope: () => scope! });
       } catch (err) {
         if (!(err instanceof ProtocolFault)) throw err;
         return send(request, reply, err.status, errorResponse(idOf(body), err.toError()));

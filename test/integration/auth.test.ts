@@ -82,6 +82,21 @@ describe('API keys', () => {
     expect((await get(app, '/tools?tool_choice=counter&format=openai', bearer(SECRETS.agent))).status).toBe(400);
   });
 
+  it('lists only the key\'s tools over MCP, and refuses /mcp without a key', async () => {
+    const rpc = (body: unknown, headers: Record<string, string>) =>
+      app.inject({ method: 'POST', url: '/mcp', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, payload: JSON.stringify(body) });
+    expect((await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, {})).statusCode).toBe(401);
+    const names = (headers: Record<string, string>) =>
+      rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers).then((r) => (r.json().result.tools as { name: string }[]).map((t) => t.name));
+    const agent = await names(bearer(SECRETS.agent));
+    expect(agent).toContain('echo');
+    expect(agent).not.toContain('counter');
+    expect(await names(bearer(SECRETS.admin))).toContain('counter');
+    const call = (await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'counter', arguments: {} } }, bearer(SECRETS.agent))).json();
+    expect(call.result).toMatchObject({ isError: true });
+    expect(call.result.content[0].text).toMatch(/^Unknown tool "counter"/);
+  });
+
   it('keeps nested calls inside the allowlist too', async () => {
     // "delegates" is outside the agent's globs; the admin may call it, and it may call echo.
     expect((await post(app, { name: 'delegates', arguments: { text: 'y' } }, bearer(SECRETS.agent))).body.error.code).toBe('unknown_tool');
