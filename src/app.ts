@@ -72,6 +72,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     onConstructorPoisoning: 'error',
     // Requests that arrive while closing get our own 503 problem (below), not Fastify's plain one.
     return503OnClosing: false,
+    // Ledger keys in a path can be long (scope, session id, tool, Idempotency-Key): ≈ 460 characters.
+    routerOptions: { maxParamLength: 2048 },
+    // The router's own refusals (bad URL encoding, a path parameter too long) as problems too.
+    frameworkErrors: (error, request, reply) => sendProblem(request, reply, error),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();

@@ -42,6 +42,8 @@ const PROBLEMS: Record<string, [string, string]> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid-body', 'The request body is empty'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid-body', 'Content-Length does not match the body'],
   FST_ERR_VALIDATION: ['invalid-request', 'The request is invalid'],
+  FST_ERR_BAD_URL: ['bad-url', 'The URL is not valid'],
+  FST_ERR_MAX_PARAM_LENGTH: ['uri-too-long', 'A path parameter is longer than 2048 characters'],
 };
 
 export interface Problem {

@@ -108,6 +108,63 @@ describe('hostile input, property-based', () => {
     );
   });
 
+  it('answers any JSON-RPC-shaped body on POST /mcp with a JSON-RPC answer, a 202, or a 4xx', async () => {
+    const method = fc.constantFrom('initialize', 'tools/list', 'tools/call', 'ping', 'server/discover', 'notifications/cancelled', 'notifications/initialized', 'nope');
+    const message = fc.record(
+      { jsonrpc: fc.oneof(fc.constant('2.0'), hostileJson), id: fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), fc.constant(null), hostileJson), method: fc.oneof(method, hostileJson), params: fc.oneof(hostileJson, fc.record({ name: fc.constantFrom(...TOOLS), arguments: hostileJson, _meta: hostileJson }, { requiredKeys: [] })) },
+      { requiredKeys: [] },
+    );
+    const mcpHeaders = fc.record({ 'mcp-protocol-version': fc.constantFrom('2025-11-25', '2026-07-28', '2024-11-05', 'bogus'), 'mcp-method': fc.oneof(method, fc.string({ maxLength: 12 })), 'mcp-session-id': headerValue }, { requiredKeys: [] });
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(message, fc.array(message, { maxLength: 3 }), hostileJson), mcpHeaders, async (body, h) => {
+        const response = await app.inject({ method: 'POST', url: '/mcp', payload: JSON.stringify(body), headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...sendable(h) } });
+        expect(response.statusCode, response.body.slice(0, 300)).toBeLessThan(500);
+        if (response.statusCode === 202) return;
+        const type = String(response.headers['content-type']);
+        if (type.startsWith('application/problem+json')) return expect(response.statusCode).toBeGreaterThanOrEqual(400);
+        expect(type).toMatch(/^(application\/json|text\/event-stream)/);
+        if (type.startsWith('application/json')) {
+          const answer = JSON.parse(response.body) as Record<string, unknown> | Record<string, unknown>[];
+          for (const one of Array.isArray(answer) ? answer : [answer]) {
+            expect(one.jsonrpc).toBe('2.0');
+            expect('result' in one || 'error' in one).toBe(true);
+          }
+        }
+      }),
+      { seed: SEED, numRuns: 2000 },
+    );
+  });
+
+  it('answers any path parameter and query on the read and admin routes with JSON or a 4xx problem', async () => {
+    const segment = fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom('..', '%2e%2e', '%00', 'echo', 'global%3Aecho%3Ax', 'a'.repeat(300), 'b'.repeat(3000)));
+    const query = fc.oneof(fc.constant(''), fc.string({ maxLength: 30 }).map((q) => `?${q}`), fc.constantFrom('?format=openai&tool_choice=echo', '?after=-1', '?limit=0', '?scope=global', '?strategy=x', '?format=gemini&tool_choice=required'));
+    type Route = readonly ['GET' | 'DELETE', (p: string) => string];
+    const routes: Route[] = [
+      ['GET', (p: string) => `/tools/${p}`],
+      ['GET', (p: string) => `/tools/${p}/versions`],
+      ['GET', (p: string) => `/tools/hashes/${p}`],
+      ['GET', (p: string) => `/sessions/${p}/plan`],
+      ['GET', (p: string) => `/sessions/${p}/events`],
+      ['DELETE', (p: string) => `/sessions/${p}`],
+      ['GET', (p: string) => `/ledger/effects/${p}`],
+      ['DELETE', (p: string) => `/ledger/effects/${p}`],
+      ['DELETE', (p: string) => `/ledger/tools/${p}`],
+      ['DELETE', () => '/ledger'],
+      ['GET', () => '/tools'],
+      ['GET', () => '/planning/instructions'],
+    ];
+    const route = fc.constantFrom(...routes);
+    await fc.assert(
+      fc.asyncProperty(route, segment, query, async ([method, path], param, q) => {
+        const url = path(encodeURIComponent(param)) + q.replace(/#/g, '');
+        const response = await app.inject({ method, url });
+        expect(response.statusCode, `${method} ${url}: ${response.body.slice(0, 200)}`).toBeLessThan(500);
+        if (response.statusCode >= 400) expect(String(response.headers['content-type'])).toMatch(/^application\/problem\+json/);
+      }),
+      { seed: SEED, numRuns: 1500 },
+    );
+  });
+
   it('leaves Object.prototype untouched after all of it', () => {
     expect(Object.keys(Object.prototype)).toEqual([]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

@@ -21,6 +21,16 @@ describe.each(STORES)('ledger routes (%s store)', (store) => {
   };
   const effectUrl = (key: string) => `/ledger/effects/${encodeURIComponent(key)}`;
 
+  it('looks up the longest keys: a 128-character session and a 255-character Idempotency-Key', async () => {
+    const session = 's'.repeat(128);
+    const header = `k${'x'.repeat(254)}`;
+    const result = await post(app, { name: 'charge', arguments: { tag: tag() } }, { 'x-session-id': session, 'idempotency-key': header });
+    expect(result.body.idempotency_key.length).toBeGreaterThan(390);
+    const { status, body } = await request('GET', effectUrl(result.body.idempotency_key));
+    expect(status).toBe(200);
+    expect(body.effect_id).toBe(result.body.effect_id);
+  });
+
   it('GET /ledger/effects/{key} answers the ToolEffect record of a result', async () => {
     const t = tag();
     const result = await call('charge', { tag: t, amount: 3 });
