@@ -102,14 +102,16 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
+  // Callback-style hooks: on every request, a promise apiece would cost more than the check.
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
     reply.header('connection', 'close');
-    throw new Closing('toolport is shutting down: retry on another replica');
+    done(new Closing('toolport is shutting down: retry on another replica'));
   });
   // Answers finished while closing end their keep-alive connection, so the close is not held open.
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new NotFound(`no route ${request.method} ${request.url.split('?')[0]}`)));
 

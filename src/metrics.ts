@@ -38,9 +38,22 @@ export class Metrics {
     this.registry = Registry.merge([processMetrics(), this.#app]);
   }
 
+  /** Label children by tool (and outcome), made once: prom-client hashes the labels on every call otherwise. */
+  readonly #callSeries = new Map<string, { calls: Map<string, Counter.Internal>; duration: Histogram.Internal<'tool'> }>();
+
   called(tool: string, outcome: string, durationMs: number): void {
-    this.#calls.inc({ tool, outcome });
-    this.#duration.observe({ tool }, durationMs / 1000);
+    let series = this.#callSeries.get(tool);
+    if (series === undefined) {
+      series = { calls: new Map(), duration: this.#duration.labels({ tool }) };
+      this.#callSeries.set(tool, series);
+    }
+    let calls = series.calls.get(outcome);
+    if (calls === undefined) {
+      calls = this.#calls.labels({ tool, outcome });
+      series.calls.set(outcome, calls);
+    }
+    calls.inc();
+    series.duration.observe(durationMs / 1000);
   }
 
   sessionConflict(tool: string): void {
