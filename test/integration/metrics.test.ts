@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisServer } from '../../support/redis-server.ts';
 import { get, makeApp, post } from '../helpers/app.ts';
+import { registerLedgerTools } from '../helpers/ledger-tools.ts';
 
 /** The value of one series, or undefined. */
 function sample(text: string, series: string): number | undefined {
@@ -13,9 +14,16 @@ function sample(text: string, series: string): number | undefined {
 describe('metrics', () => {
   let app: FastifyInstance;
   beforeAll(async () => {
-    app = await makeApp('memory');
+    app = await makeApp('memory', { register: registerLedgerTools });
   });
   afterAll(() => app.close());
+
+  it('counts ledger lookups: a miss, then hits', async () => {
+    for (let i = 0; i < 3; i++) await post(app, { name: 'charge_global', arguments: { tag: 'metrics' } });
+    const text = (await get(app, '/metrics')).text;
+    expect(sample(text, 'toolport_ledger_lookups_total{result="miss"}')).toBe(1);
+    expect(sample(text, 'toolport_ledger_lookups_total{result="hit"}')).toBe(2);
+  });
 
   it('counts calls by tool and outcome, and times them', async () => {
     await post(app, { name: 'echo', arguments: { text: 'a' } });
