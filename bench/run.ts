@@ -11,7 +11,7 @@ import { load, type LoadResult } from './lib/load.js';
 import { freePorts } from '../support/ports.js';
 import { startRedis } from '../support/redis-server.js';
 import { formatTable, writeJson, type Row } from './lib/report.js';
-import { BASELINE, scenarios, TARGETS, type Scenario, type Target } from './scenarios.js';
+import { BASELINE, scenarios, TARGETS, type BenchTarget, type Scenario, type Target } from './scenarios.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
@@ -122,6 +122,31 @@ async function runScenario(scenario: Scenario, base: string, duration: number): 
   return load({ ...options, duration });
 }
 
+/** The targets of a row as text, and whether this run met them all (null: nothing to compare with). */
+function judge(targets: BenchTarget[], row: { reqPerSec: number; p50Ms: number; p99Ms: number }): { target: string; met: boolean | null } {
+  if (targets.length === 0) return { target: '', met: null };
+  const checks = targets.map((t): [string, boolean | null] => {
+    switch (t.kind) {
+      case 'ratio':
+        return [`≥ ${t.min}× bare`, baselineRow ? row.reqPerSec / baselineRow.reqPerSec >= t.min : null];
+      case 'relative': {
+        const other = rowsByName.get(t.of);
+        return [`≥ ${t.min}× "${t.of}"`, other ? row.reqPerSec / other.reqPerSec >= t.min : null];
+      }
+      case 'p99':
+        return [`p99 ≤ ${t.max}× bare`, baselineRow ? row.p99Ms <= t.max * baselineRow.p99Ms : null];
+      case 'p50':
+        return [`p50 ≤ ${t.maxMs} ms`, row.p50Ms <= t.maxMs];
+    }
+  });
+  const met = checks.some(([, ok]) => ok === null) ? null : checks.every(([, ok]) => ok);
+  return { target: checks.map(([text]) => text).join('; '), met };
+}
+
+/** Filled once the runs are done, for judge(). */
+let baselineRow: { reqPerSec: number; p99Ms: number } | undefined;
+const rowsByName = new Map<string, { reqPerSec: number }>();
+
 async function main(): Promise<void> {
   const duration = readDuration();
   const selected = selectScenarios();
@@ -138,7 +163,10 @@ async function main(): Promise<void> {
     results.push({ scenario, ...(await runScenario(scenario, bases.get(scenario.target)!, duration)) });
   }
 
-  const baselineRps = results.find((r) => r.scenario.name === BASELINE)?.result.requests.average;
+  const baseline = results.find((r) => r.scenario.name === BASELINE);
+  const baselineRps = baseline?.result.requests.average;
+  if (baseline) baselineRow = { reqPerSec: baseline.result.requests.average, p99Ms: baseline.p99Ms };
+  for (const r of results) rowsByName.set(r.scenario.name, { reqPerSec: r.result.requests.average });
   const rows: Row[] = results.map(({ scenario, result, p50Ms, p99Ms }) => ({
     scenario: scenario.name,
     reqPerSec: result.requests.average,
@@ -147,6 +175,7 @@ async function main(): Promise<void> {
     ratioToBare: baselineRps ? result.requests.average / baselineRps : null,
     non2xx: result.non2xx,
     errors: result.errors,
+    ...judge(scenario.targets ?? [], { reqPerSec: result.requests.average, p50Ms, p99Ms }),
   }));
 
   console.log(formatTable(rows));

@@ -18,7 +18,19 @@ export interface Scenario {
   sessionPerConnection?: boolean;
   /** Replace `[<id>]` in the body with a fresh id on every request (autocannon idReplacement). */
   uniqueIds?: boolean;
+  /** What this row must reach (issue 11's targets); the report says whether it did. */
+  targets?: BenchTarget[];
 }
+
+export type BenchTarget =
+  /** req/s at least `min` × the bare baseline's */
+  | { kind: 'ratio'; min: number }
+  /** req/s at least `min` × the row named `of` */
+  | { kind: 'relative'; of: string; min: number }
+  /** p99 at most `max` × the bare baseline's p99 */
+  | { kind: 'p99'; max: number }
+  /** p50 latency at most `maxMs` */
+  | { kind: 'p50'; maxMs: number };
 
 /** Every other scenario's req/s is reported as a ratio to this one. */
 export const BASELINE = 'bare fastify POST echo';
@@ -42,6 +54,7 @@ const MCP_CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', p
  * measured is the cost of an update as the plan grows, not 32 writers contending for one step.
  */
 function planUpdate(target: Target, steps: number): Scenario {
+  const small = `planning_update_step, 1-step plan (${target} store)`;
   const headers = { ...JSON_HEADERS, 'x-session-id': `bench-plan-${steps}` };
   const initial_steps = Array.from({ length: steps }, (_, i) => `step ${i + 1} of the benchmark plan`);
   return {
@@ -53,14 +66,18 @@ function planUpdate(target: Target, steps: number): Scenario {
     body: JSON.stringify({ name: 'planning_update_step', arguments: { step_id: 1, status: 'in_progress' } }),
     setup: [{ path: '/tools/invoke', headers, body: JSON.stringify({ name: 'planning_setup_plan', arguments: { objective: 'benchmark', initial_steps } }) }],
     sessionPerConnection: true,
+    ...(steps > 1 && { targets: [{ kind: 'relative', of: small, min: 0.9 }] }),
   };
 }
 
+/** A whole turn of 8 calls to a 50 ms handler: they run in parallel, so it answers in ≈ 50 ms. */
+const TURN_BODY = JSON.stringify({ calls: Array.from({ length: 8 }, (_, i) => ({ id: `c${i}`, name: 'wait_50ms', arguments: {} })) });
+
 export const scenarios: Scenario[] = [
   { name: BASELINE, target: 'bare', path: '/echo', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY },
-  { name: 'native invoke (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY },
+  { name: 'native invoke (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY, targets: [{ kind: 'ratio', min: 0.75 }, { kind: 'p99', max: 2 }] },
   { name: 'native invoke + session (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: SESSION_HEADERS, body: INVOKE_BODY },
-  { name: 'native invoke (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY },
+  { name: 'native invoke (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY, targets: [{ kind: 'ratio', min: 0.7 }] },
   { name: 'native invoke + session (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: SESSION_HEADERS, body: INVOKE_BODY },
   planUpdate('memory', 1),
   planUpdate('memory', 1000),
@@ -68,9 +85,10 @@ export const scenarios: Scenario[] = [
   planUpdate('redis', 1000),
   { name: 'ledger hit (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: LEDGER_HIT_BODY },
   { name: 'ledger miss (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: LEDGER_MISS_BODY, uniqueIds: true },
-  { name: 'ledger hit (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: LEDGER_HIT_BODY },
-  { name: 'ledger miss (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: LEDGER_MISS_BODY, uniqueIds: true },
-  { name: '/mcp tools/call (memory store)', target: 'memory', path: '/mcp', method: 'POST', headers: MCP_HEADERS, body: MCP_CALL },
+  { name: 'ledger hit (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: LEDGER_HIT_BODY, targets: [{ kind: 'ratio', min: 0.6 }] },
+  { name: 'ledger miss (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: LEDGER_MISS_BODY, uniqueIds: true, targets: [{ kind: 'ratio', min: 0.45 }] },
+  { name: '/mcp tools/call (memory store)', target: 'memory', path: '/mcp', method: 'POST', headers: MCP_HEADERS, body: MCP_CALL, targets: [{ kind: 'ratio', min: 0.6 }] },
   { name: 'official SDK stateless MCP server tools/call', target: 'sdk', path: '/mcp', method: 'POST', headers: MCP_HEADERS, body: MCP_CALL },
+  { name: 'turn of 8 calls to a 50 ms handler (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: TURN_BODY, targets: [{ kind: 'p50', maxMs: 70 }] },
   { name: 'per-tool route (memory store)', target: 'memory', path: '/tools/echo/invoke', method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ text: 'hi' }) },
 ];

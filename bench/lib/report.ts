@@ -11,9 +11,12 @@ export interface Row {
   ratioToBare: number | null;
   non2xx: number;
   errors: number;
+  /** The row's targets as text ('' when it has none), and whether this run met them (null: not judged). */
+  target: string;
+  met: boolean | null;
 }
 
-const HEADER = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio to bare', 'non-2xx/errors'];
+const HEADER = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio to bare', 'non-2xx/errors', 'target', 'met?'];
 
 export function formatTable(rows: Row[]): string {
   // NaN latency means no 2xx response was recorded at all.
@@ -25,10 +28,12 @@ export function formatTable(rows: Row[]): string {
     ms(r.p99Ms),
     r.ratioToBare === null ? 'n/a' : r.ratioToBare.toFixed(2),
     `${r.non2xx}/${r.errors}`,
+    r.target,
+    r.met === null ? '' : r.met ? 'yes' : 'NO',
   ]);
   const widths = HEADER.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   // Scenario names left-aligned, numbers right-aligned so digits line up.
-  const line = (c: string[]) => c.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join(' | ');
+  const line = (c: string[]) => c.map((v, i) => (i === 0 || i === 6 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join(' | ');
   const rule = widths.map((w) => '-'.repeat(w)).join('-|-');
   return [line(HEADER), rule, ...cells.map(line)].join('\n');
 }

@@ -18,6 +18,15 @@ export default [
     }),
   },
   {
+    name: 'wait_50ms',
+    description: 'Wait 50 ms, then answer (benchmark tool for whole turns).',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    handler: async () => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return { message: 'waited', value: null, success: true, exclude_value_from_context: false };
+    },
+  },
+  {
     name: 'echo_once',
     description: 'Echo the text back, once per text (benchmark tool for the effect ledger).',
     parameters: {
