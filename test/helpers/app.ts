@@ -60,3 +60,13 @@ export async function sessionEvents(app: FastifyInstance, session: string): Prom
   if (page.status !== 200) throw new Error(`GET /sessions/${session}/events answered ${page.status}: ${page.text}`);
   return page.body.events as Record<string, any>[];
 }
+
+/** Polls GET /readyz until the store answers again (after a test stopped or froze Redis). */
+export async function waitUntilReady(app: FastifyInstance, timeoutMs = 8000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if ((await app.inject({ method: 'GET', url: '/readyz' })).statusCode === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the service did not become ready again');
+}

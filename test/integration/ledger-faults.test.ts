@@ -8,16 +8,8 @@ import { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RedisServer } from '../../support/redis-server.ts';
-import { makeApp, post } from '../helpers/app.ts';
+import { makeApp, post, waitUntilReady } from '../helpers/app.ts';
 import { registerLedgerTools, runsOf, started } from '../helpers/ledger-tools.ts';
-
-async function readyAgain(app: FastifyInstance): Promise<void> {
-  for (let i = 0; i < 80; i++) {
-    if ((await app.inject({ method: 'GET', url: '/readyz' })).statusCode === 200) return;
-    await sleep(100);
-  }
-  throw new Error('not ready again');
-}
 
 describe('ledger under Redis faults', () => {
   let redis: RedisServer;
@@ -43,7 +35,7 @@ describe('ledger under Redis faults', () => {
     }
     const first = await call;
     expect(first.body).toMatchObject({ success: true, replayed: false });
-    await readyAgain(app);
+    await waitUntilReady(app);
     const again = await post(app, { name: 'charge_global', arguments: { tag, ms: 300 } });
     expect(again.body).toMatchObject({ success: true, replayed: true, effect_id: first.body.effect_id });
     expect(runsOf(tag)).toBe(1);
@@ -60,7 +52,7 @@ describe('ledger under Redis faults', () => {
     // The handler's effect happened: its caller is told so (not a 503), whatever the store did.
     expect(first.status).toBe(200);
     expect(first.body.success).toBe(true);
-    await readyAgain(app);
+    await waitUntilReady(app);
     await sleep(1100); // past the lease, in case the record was not written
     const again = await post(app, { name: 'charge_global', arguments: { tag, ms: 300 } });
     // Not stuck in progress, and not run twice: the record sent into the frozen socket landed on

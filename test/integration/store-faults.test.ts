@@ -6,21 +6,12 @@ import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RedisServer } from '../../support/redis-server.ts';
-import { makeApp, post } from '../helpers/app.ts';
+import { makeApp, post, waitUntilReady } from '../helpers/app.ts';
 
 async function timed<T>(work: () => Promise<T>): Promise<{ result: T; ms: number }> {
   const started = performance.now();
   const result = await work();
   return { result, ms: performance.now() - started };
-}
-
-async function waitUntilReady(app: FastifyInstance, timeoutMs = 8000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if ((await app.inject({ method: 'GET', url: '/readyz' })).statusCode === 200) return;
-    await sleep(100);
-  }
-  throw new Error('the service did not become ready again');
 }
 
 describe('Redis outages', () => {
