@@ -6,6 +6,7 @@ import type { Provenance } from '../tools/provenance.ts';
 import { error, ok } from '../tools/define.ts';
 import { catalogHash, type ToolRegistry } from '../tools/registry.ts';
 import type { PluginRegistry, ToolDefinition } from '../tools/types.ts';
+import { numberedEvents } from '../sessions/events.ts';
 
 const MAX_EVENTS = 100;
 
@@ -50,7 +51,7 @@ function sessionTool({ store }: IntrospectDeps): ToolDefinition<{ events?: numbe
       const plan = (await readPlan(context.session)) ?? null;
       const { total } = await store.sessionEvents(id, 0, 1);
       const page = await store.sessionEvents(id, Math.max(0, total - wanted), wanted);
-      const events = page.events.map((text, i) => ({ seq: page.firstSeq + i, ...(JSON.parse(text) as object) }));
+      const events = numberedEvents(page);
       const planText = plan === null ? 'no plan' : `a plan "${plan.objective}" (${plan.status}, ${plan.steps.length} steps)`;
       return ok({ session_id: id, plan, events, events_total: total }, `Session "${id}" has ${planText} and ${total} recorded calls.`);
     },

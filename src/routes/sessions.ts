@@ -7,12 +7,14 @@ import { readPlan } from '../sessions/planning/plan.ts';
 import { planSchema } from '../sessions/planning/tools.ts';
 import { StagedSession } from '../sessions/staged.ts';
 import type { Store } from '../store/types.ts';
+import { numberedEvents } from '../sessions/events.ts';
+import { SESSION_ID } from './scope.ts';
 
 const MAX_PAGE = 1000;
 
 const sessionParams = {
   type: 'object',
-  properties: { id: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'the X-Session-Id' } },
+  properties: { id: { type: 'string', pattern: SESSION_ID.source, description: 'the X-Session-Id' } },
   required: ['id'],
 };
 
@@ -71,7 +73,7 @@ export async function sessionRoutes(app: FastifyInstance, { store }: { store: St
     async (request) => {
       const { after, limit } = request.query;
       const page = await store.sessionEvents(request.params.id, after, limit);
-      const events = page.events.map((text, i) => ({ seq: page.firstSeq + i, ...(JSON.parse(text) as object) }));
+      const events = numberedEvents(page);
       const last = page.firstSeq + events.length - 1;
       return { session_id: request.params.id, events, total: page.total, next_after: events.length === limit && last < page.total ? last : null };
     },
