@@ -37,8 +37,8 @@ export interface GuardedCall {
   tool: RegisteredTool;
   params: Record<string, unknown>;
   identity: CallIdentity;
-  /** Handed to a custom key function. */
-  context: ToolContext;
+  /** Made only for a custom key function, which is handed it (the other strategies need none). */
+  context: () => ToolContext;
   sessionId: string | null;
   caller: string | null;
   /** The caller's Idempotency-Key, in place of the derived part of the key. */
@@ -70,7 +70,7 @@ export class LedgerGuard {
     const paramsHash = hashJson(call.params);
     let part: string;
     try {
-      part = call.headerKey ?? (tool.idempotency!.strategy === 'auto' ? paramsHash : derivedKeyPart(tool, call.params, call.context));
+      part = call.headerKey ?? (tool.idempotency!.strategy === 'auto' ? paramsHash : derivedKeyPart(tool, call.params, call.context()));
     } catch (err) {
       if (!(err instanceof KeyFunctionError)) throw err;
       const message = `Tool "${tool.name}" could not compute its idempotency key (${err.message}), so it did not run. This is not caused by your arguments.`;

@@ -125,7 +125,7 @@ export class Dispatcher {
     if (tool.idempotency === null || tool.idempotency.strategy === 'none') return execute();
     // An idempotent tool runs through the effect ledger (src/ledger/guard.ts): once per key. The
     // ledger records a success only after its session writes are committed.
-    const keyContext = this.#context(tool, identity, scope, sessionId === null ? null : new StagedSession(this.#options.store, sessionId), deadline);
+    const keyContext = () => this.#context(tool, identity, scope, sessionId === null ? null : new StagedSession(this.#options.store, sessionId), deadline);
     const result = await this.#ledger.run(
       { tool, params: frozen, identity, context: keyContext, sessionId, caller: scope.caller, headerKey: call.idempotencyKey ?? null, deadline, cancellation: scope.cancellation, log: scope.log },
       execute,
