@@ -1,8 +1,13 @@
 /**
  * Prometheus metrics (prom-client): calls by tool and outcome, call durations, session commit
  * conflicts, ledger lookups, store errors, and the process's own metrics.
+ *
+ * The two per-call series are counted on the hot path in plain arrays and handed to prom-client's
+ * registry as metrics of their own (`get()` at scrape time): prom-client hashes the label set on
+ * every `inc`/`observe`, even on pre-bound children, which measured as the costliest part of a call
+ * after the handler (issue 11). The exposition, names and help texts are prom-client's as before.
  */
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Registry, type Metric } from 'prom-client';
 
 /** Process metrics are collected once per process, however many apps it builds (tests build many). */
 let processRegistry: Registry | null = null;
@@ -19,49 +24,130 @@ export const UNKNOWN_TOOL = '(unknown)';
 
 export type LedgerLookup = 'hit' | 'miss' | 'wait' | 'in_progress';
 
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** Everything counted for one tool. */
+class ToolSeries {
+  readonly outcomes = new Map<string, number>();
+  /** Observations per bucket (not cumulative); the last slot is "above every bound". */
+  readonly buckets = new Float64Array(DURATION_BUCKETS.length + 1);
+  sum = 0;
+  count = 0;
+
+  observe(seconds: number): void {
+    let i = 0;
+    while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
+    this.buckets[i]! += 1;
+    this.sum += seconds;
+    this.count += 1;
+  }
+}
+
+interface Sample {
+  labels: Record<string, string | number>;
+  value: number;
+  metricName?: string;
+}
+
+/** A metric as prom-client's Registry reads it: a name, help, type and the samples of `get()`. */
+abstract class ScrapedMetric {
+  readonly aggregator = 'sum';
+  abstract readonly type: 'counter' | 'histogram';
+  constructor(
+    /** Not readonly: an OpenMetrics registry renames counters in place. */
+    public name: string,
+    readonly help: string,
+    protected readonly series: Map<string, ToolSeries>,
+  ) {}
+
+  abstract samples(): Sample[];
+
+  async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Sample[] }> {
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: this.samples() };
+  }
+}
+
+class CallCounter extends ScrapedMetric {
+  readonly type = 'counter';
+  samples(): Sample[] {
+    const values: Sample[] = [];
+    for (const [tool, s] of this.series) for (const [outcome, value] of s.outcomes) values.push({ labels: { tool, outcome }, value });
+    return values;
+  }
+}
+
+/** A counter with one label, e.g. ledger lookups by result. */
+class OneLabelCounter {
+  readonly aggregator = 'sum';
+  readonly type = 'counter';
+  readonly #counts = new Map<string, number>();
+  constructor(
+    public name: string,
+    readonly help: string,
+    readonly label: string,
+  ) {}
+
+  inc(value: string): void {
+    this.#counts.set(value, (this.#counts.get(value) ?? 0) + 1);
+  }
+
+  async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Sample[] }> {
+    const values = [...this.#counts].map(([value, count]) => ({ labels: { [this.label]: value }, value: count }));
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+}
+
+class DurationHistogram extends ScrapedMetric {
+  readonly type = 'histogram';
+  samples(): Sample[] {
+    const values: Sample[] = [];
+    for (const [tool, s] of this.series) {
+      let cumulative = 0;
+      DURATION_BUCKETS.forEach((le, i) => {
+        cumulative += s.buckets[i]!;
+        values.push({ labels: { le, tool }, value: cumulative, metricName: `${this.name}_bucket` });
+      });
+      values.push({ labels: { le: '+Inf', tool }, value: s.count, metricName: `${this.name}_bucket` });
+      values.push({ labels: { tool }, value: s.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: { tool }, value: s.count, metricName: `${this.name}_count` });
+    }
+    return values;
+  }
+}
+
 export class Metrics {
   readonly #app = new Registry();
   readonly registry: Registry;
-  readonly #calls = new Counter({ name: 'toolport_tool_calls_total', help: 'Tool calls by tool and outcome (success, or the error code)', labelNames: ['tool', 'outcome'] as const, registers: [this.#app] });
-  readonly #duration = new Histogram({
-    name: 'toolport_tool_call_duration_seconds',
-    help: 'Time from receiving a call to its result, by tool',
-    labelNames: ['tool'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.#app],
-  });
-  readonly #conflicts = new Counter({ name: 'toolport_session_commit_conflicts_total', help: 'Session commits refused because a key read had changed (the handler ran again)', labelNames: ['tool'] as const, registers: [this.#app] });
-  readonly #ledger = new Counter({ name: 'toolport_ledger_lookups_total', help: 'Effect ledger lookups by result: hit (replayed), miss (ran), wait (waited for a running twin), in_progress', labelNames: ['result'] as const, registers: [this.#app] });
+  readonly #series = new Map<string, ToolSeries>();
+  readonly #conflicts = new OneLabelCounter('toolport_session_commit_conflicts_total', 'Session commits refused because a key read had changed (the handler ran again)', 'tool');
+  readonly #ledger = new OneLabelCounter('toolport_ledger_lookups_total', 'Effect ledger lookups by result: hit (replayed), miss (ran), wait (waited for a running twin), in_progress', 'result');
   readonly #storeErrors = new Counter({ name: 'toolport_store_errors_total', help: 'Requests answered 503 because the store could not be reached', registers: [this.#app] });
 
   constructor() {
+    const register = (metric: ScrapedMetric | OneLabelCounter) => this.#app.registerMetric(metric as unknown as Metric);
+    register(this.#conflicts);
+    register(this.#ledger);
+    register(new CallCounter('toolport_tool_calls_total', 'Tool calls by tool and outcome (success, or the error code)', this.#series));
+    register(new DurationHistogram('toolport_tool_call_duration_seconds', 'Time from receiving a call to its result, by tool', this.#series));
     this.registry = Registry.merge([processMetrics(), this.#app]);
   }
 
-  /** Label children by tool (and outcome), made once: prom-client hashes the labels on every call otherwise. */
-  readonly #callSeries = new Map<string, { calls: Map<string, Counter.Internal>; duration: Histogram.Internal<'tool'> }>();
-
   called(tool: string, outcome: string, durationMs: number): void {
-    let series = this.#callSeries.get(tool);
+    let series = this.#series.get(tool);
     if (series === undefined) {
-      series = { calls: new Map(), duration: this.#duration.labels({ tool }) };
-      this.#callSeries.set(tool, series);
+      series = new ToolSeries();
+      this.#series.set(tool, series);
     }
-    let calls = series.calls.get(outcome);
-    if (calls === undefined) {
-      calls = this.#calls.labels({ tool, outcome });
-      series.calls.set(outcome, calls);
-    }
-    calls.inc();
-    series.duration.observe(durationMs / 1000);
+    series.outcomes.set(outcome, (series.outcomes.get(outcome) ?? 0) + 1);
+    series.observe(durationMs / 1000);
   }
 
   sessionConflict(tool: string): void {
-    this.#conflicts.inc({ tool });
+    this.#conflicts.inc(tool);
   }
 
   ledgerLookup(result: LedgerLookup): void {
-    this.#ledger.inc({ result });
+    this.#ledger.inc(result);
   }
 
   storeError(): void {
