@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { Closing, InvalidBody, NotFound, sendProblem } from './errors.ts';
+import { LazyChildLogger } from './lazy-logger.ts';
 import { Metrics } from './metrics.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { JsonInputError, parseJson } from './json.ts';
@@ -76,6 +77,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     routerOptions: { maxParamLength: 2048 },
     // The router's own refusals (bad URL encoding, a path parameter too long) as problems too.
     frameworkErrors: (error, request, reply) => sendProblem(request, reply, error),
+    // The per-request child logger is made only if the request logs something (src/lazy-logger.ts).
+    childLoggerFactory: (parent, bindings, options) => new LazyChildLogger(parent as unknown as Logger, bindings, options) as unknown as FastifyBaseLogger,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();

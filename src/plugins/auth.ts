@@ -4,11 +4,12 @@
  * with `rate_per_min` are limited per minute, counted in Redis when there is one (all replicas).
  */
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Cluster, Redis } from 'ioredis';
 import type { ApiKeys, Caller } from '../callers/keys.ts';
 import { Forbidden, RateLimited, Unauthorized } from '../errors.ts';
+import { LazyChildLogger, type ParentLogger } from '../lazy-logger.ts';
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
 const BEARER = /^Bearer +([^\s]+) *$/i;
@@ -41,7 +42,7 @@ export const authPlugin = fp(
         reply.header('www-authenticate', 'Bearer realm="toolport"');
         throw err;
       }
-      request.log = request.log.child({ caller: request.caller.id });
+      request.log = new LazyChildLogger(request.log as unknown as ParentLogger, { caller: request.caller.id }, {}) as unknown as FastifyBaseLogger;
       if (request.routeOptions.config.admin === true && !request.caller.admin) {
         throw new Forbidden(`API key "${request.caller.id}" is not an admin key`);
       }

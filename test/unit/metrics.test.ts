@@ -49,7 +49,7 @@ describe('metrics counted outside prom-client, exposed by its registry', () => {
   it('keeps counter names right in the OpenMetrics exposition', async () => {
     const metrics = new Metrics();
     metrics.called('a', 'success', 1);
-    metrics.registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    (metrics.registry as unknown as Registry<typeof Registry.OPENMETRICS_CONTENT_TYPE>).setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
     const text = await metrics.registry.metrics();
     expect(text).toMatch(/^# TYPE toolport_tool_calls counter$/m);
     expect(sample(text, 'toolport_tool_calls_total{tool="a",outcome="success"}')).toBe(1);
