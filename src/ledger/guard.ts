@@ -37,8 +37,6 @@ export interface GuardedCall {
   tool: RegisteredTool;
   params: Record<string, unknown>;
   identity: CallIdentity;
-  /** Made only for a custom key function, which is handed it (the other strategies need none). */
-  context: () => ToolContext;
   sessionId: string | null;
   caller: string | null;
   /** The caller's Idempotency-Key, in place of the derived part of the key. */
@@ -65,12 +63,13 @@ export class LedgerGuard {
     this.#metrics = metrics;
   }
 
-  async run(call: GuardedCall, execute: () => Promise<InvocationResult>): Promise<InvocationResult> {
+  /** `context` is made only for a custom key function, which is handed it (the other strategies need none). */
+  async run(call: GuardedCall, execute: () => Promise<InvocationResult>, context: () => ToolContext): Promise<InvocationResult> {
     const { tool, identity } = call;
     const paramsHash = hashJson(call.params);
     let part: string;
     try {
-      part = call.headerKey ?? (tool.idempotency!.strategy === 'auto' ? paramsHash : derivedKeyPart(tool, call.params, call.context()));
+      part = call.headerKey ?? (tool.idempotency!.strategy === 'auto' ? paramsHash : derivedKeyPart(tool, call.params, context()));
     } catch (err) {
       if (!(err instanceof KeyFunctionError)) throw err;
       const message = `Tool "${tool.name}" could not compute its idempotency key (${err.message}), so it did not run. This is not caused by your arguments.`;
@@ -95,6 +94,7 @@ export class LedgerGuard {
       if (call.headerKey !== null) throw new IdempotencyKeyInFlightError(Math.max(1, Math.ceil(outcome.leaseLeftMs / 1000)));
       // Without the header the caller cannot tell a retry from a new call: wait for the one running.
       const left = call.deadline - Date.now();
+      call.cancellation?.watch(); // a waiting call must notice its caller going away
       if (call.cancellation?.reason) return this.#keyed(failure(identity, 'cancelled', ...explain.cancelled(tool), this.#maxContentChars), key);
       if (left <= 0) {
         this.#metrics?.ledgerLookup('in_progress');

@@ -3,7 +3,7 @@
  * Stateless: nothing is kept between requests except the calls in flight, so that a
  * `notifications/cancelled` posted beside a running `tools/call` can abort it.
  */
-import { Cancellation, type CancelListener } from '../tools/context.ts';
+import { Cancellation, type CancelListener, type CancelSource } from '../tools/context.ts';
 import type { Dispatcher, InvocationScope } from '../tools/invoke.ts';
 import type { ProgressListener } from '../tools/progress.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
@@ -37,15 +37,22 @@ const CAPABILITIES = { tools: { listChanged: false } };
 /** The stateless revision's cache hints: the catalog may differ per caller and per deployment. */
 const CACHE_HINTS = { ttlMs: 0, cacheScope: 'private' };
 
-/** Links a call's own cancellation to the request's (the caller going away). */
-class CancelLink implements CancelListener {
-  constructor(
-    readonly parent: Cancellation,
-    readonly child: Cancellation,
-  ) {}
+/** Links a call's own cancellation to the request's (the caller going away), once something listens. */
+class CancelLink implements CancelListener, CancelSource {
+  #child: Cancellation | null = null;
+  constructor(readonly parent: Cancellation) {}
+
+  watch(child: Cancellation): void {
+    this.#child = child;
+    this.parent.subscribe(this);
+  }
 
   onCancelled(): void {
-    this.child.cancel(this.parent.reason ?? new Error('the caller went away'));
+    this.#child?.cancel(this.parent.reason ?? new Error('the caller went away'));
+  }
+
+  detach(): void {
+    if (this.#child !== null) this.parent.unsubscribe(this);
   }
 }
 
@@ -125,9 +132,8 @@ export class McpEndpoint {
     if (typeof name !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'tools/call needs params.name (a string)');
     const scope = env.scope();
     if (env.progress !== undefined) scope.progress = env.progress;
-    const cancellation = new Cancellation();
-    const link = scope.cancellation === null ? null : new CancelLink(scope.cancellation, cancellation);
-    link?.parent.subscribe(link);
+    const link = scope.cancellation === null ? null : new CancelLink(scope.cancellation);
+    const cancellation = new Cancellation(link);
     scope.cancellation = cancellation;
     const key = keyOf(env.sessionKey, message.id);
     const calls = this.#inflight.get(key);
@@ -140,7 +146,7 @@ export class McpEndpoint {
       const rendered: Record<string, unknown> = { ...renderMcpCallToolResult(result) };
       return env.era === 'stateless' ? { resultType: 'complete', ...rendered } : rendered;
     } finally {
-      link?.parent.unsubscribe(link);
+      link?.detach();
       const list = this.#inflight.get(key)!;
       if (list.length === 1) this.#inflight.delete(key);
       else list.splice(list.indexOf(cancellation), 1);

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { InvalidHeader } from '../errors.ts';
-import { Cancellation } from '../tools/context.ts';
+import { Cancellation, type CancelSource } from '../tools/context.ts';
 import type { InvocationScope } from '../tools/invoke.ts';
 
 export const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -30,13 +30,21 @@ function timeoutOf(request: FastifyRequest): number | null {
   return Number(raw);
 }
 
-/** Fires when the client goes away before its answer was written. */
-function disconnection(reply: FastifyReply): Cancellation {
-  const cancellation = new Cancellation();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) cancellation.cancel(new Error('the caller went away'));
-  });
-  return cancellation;
+/** Fires when the client goes away before its answer was written (watched only once a call waits). */
+class Disconnection implements CancelSource {
+  readonly #reply: FastifyReply;
+  constructor(reply: FastifyReply) {
+    this.#reply = reply;
+  }
+
+  watch(target: Cancellation): void {
+    const res = this.#reply.raw;
+    const gone = () => {
+      if (!res.writableFinished) target.cancel(new Error('the caller went away'));
+    };
+    if (res.destroyed || res.socket?.destroyed === true) gone();
+    else res.once('close', gone);
+  }
 }
 
 export function scopeOf(request: FastifyRequest, reply: FastifyReply): InvocationScope {
@@ -48,6 +56,6 @@ export function scopeOf(request: FastifyRequest, reply: FastifyReply): Invocatio
     timeoutMs: timeoutOf(request),
     receivedAt: Date.now(),
     log: request.log as unknown as Logger,
-    cancellation: disconnection(reply),
+    cancellation: new Cancellation(new Disconnection(reply)),
   };
 }

@@ -12,17 +12,40 @@ export interface CancelListener {
   onCancelled(): void;
 }
 
+/**
+ * Where a Cancellation's cause is watched (the caller's socket, a parent request). Watching costs
+ * a listener, so it starts only when something listens: most calls answer before anything does.
+ */
+export interface CancelSource {
+  watch(target: Cancellation): void;
+}
+
 /** Something that can end a call early: the caller going away, or a parent call ending. */
 export class Cancellation {
   #listeners: CancelListener[] | null = [];
   #reason: Error | null = null;
+  #source: CancelSource | null;
 
+  constructor(source: CancelSource | null = null) {
+    this.#source = source;
+  }
+
+  /** Why it fired; null while it has not (or while nothing watches its source: see watch()). */
   get reason(): Error | null {
     return this.#reason;
   }
 
+  /** Starts watching the source (once); subscribe() does this itself. */
+  watch(): void {
+    const source = this.#source;
+    if (source === null) return;
+    this.#source = null;
+    source.watch(this);
+  }
+
   /** Tells `listener` once when cancelled (at once if already). */
   subscribe(listener: CancelListener): void {
+    this.watch();
     if (this.#listeners === null) listener.onCancelled();
     else this.#listeners.push(listener);
   }
@@ -36,21 +59,30 @@ export class Cancellation {
     if (this.#listeners === null) return;
     const listeners = this.#listeners;
     this.#listeners = null;
+    this.#source = null;
     this.#reason = reason;
     for (const listener of listeners) listener.onCancelled();
   }
 }
 
-export interface CallContextInit {
+/** Runs a handler's nested `context.invoke` (the dispatcher); an object, not a closure per call. */
+export interface NestedCalls<Scope> {
+  nested(name: string, params: Record<string, unknown>, parent: CallContext, scope: Scope): Promise<NestedResult>;
+}
+
+export interface CallContextInit<Scope = unknown> {
   callId: string;
   toolName: string;
   session: SessionHandle | null;
+  /** Named in the call's log lines. */
+  sessionId: string | null;
   deadline: number;
   caller: string | null;
   resources: Resources;
   log: Logger;
-  logBindings: Record<string, string>;
-  invoke: (name: string, params: Record<string, unknown>, context: CallContext) => Promise<NestedResult>;
+  calls: NestedCalls<Scope>;
+  /** Handed back to `calls.nested` with each nested call. */
+  scope: Scope;
   /** Absent or null: progress goes nowhere (no client asked for it). */
   progress?: ProgressListener | null;
 }
@@ -64,11 +96,11 @@ export class CallContext implements ToolContext {
   readonly resources: Resources;
   /** Ends this call (deadline or cancellation); nested calls listen to it. */
   readonly ended = new Cancellation();
-  readonly #init: CallContextInit;
+  readonly #init: CallContextInit<unknown>;
   #controller: AbortController | null = null;
   #log: Logger | null = null;
 
-  constructor(init: CallContextInit) {
+  constructor(init: CallContextInit<unknown>) {
     this.callId = init.callId;
     this.toolName = init.toolName;
     this.session = init.session;
@@ -89,7 +121,8 @@ export class CallContext implements ToolContext {
   }
 
   get log(): Logger {
-    this.#log ??= this.#init.log.child(this.#init.logBindings);
+    const init = this.#init;
+    this.#log ??= init.log.child(init.sessionId === null ? { callId: init.callId, tool: init.toolName } : { callId: init.callId, tool: init.toolName, session: init.sessionId });
     return this.#log;
   }
 
@@ -100,6 +133,6 @@ export class CallContext implements ToolContext {
   }
 
   invoke(name: string, params: Record<string, unknown>): Promise<NestedResult> {
-    return this.#init.invoke(name, params, this);
+    return this.#init.calls.nested(name, params, this, this.#init.scope);
   }
 }

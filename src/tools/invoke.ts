@@ -14,7 +14,7 @@ import { hashJson } from './hash.ts';
 import { elapsedMs, explain, failure, reasonOf, type CallIdentity, type InvocationResult } from './outcome.ts';
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
 import { renderContent } from './render.ts';
-import { CallContext, type Cancellation } from './context.ts';
+import { CallContext, type Cancellation, type NestedCalls } from './context.ts';
 import { settle } from './race.ts';
 import { checkResult, parseArguments } from './result.ts';
 import { LedgerGuard } from '../ledger/guard.ts';
@@ -69,7 +69,7 @@ const NOTHING_STAGED: Pick<SessionCommit, 'reads' | 'writes'> = { reads: new Map
 /** Outcomes that must answer at once, without waiting for the store to record their event. */
 const LATE_CODES = new Set(['deadline_exceeded', 'cancelled']);
 
-export class Dispatcher {
+export class Dispatcher implements NestedCalls<InvocationScope> {
   readonly #options: DispatcherOptions;
   /** Retries after a session conflict run one at a time per session here; replicas race by version. */
   readonly #sessionRetries = new KeyedLock();
@@ -114,24 +114,37 @@ export class Dispatcher {
       return this.#finish(scope, identity, params, failure(identity, 'deadline_exceeded', message, detail, max));
     }
     const frozen = deepFreeze(params) as Record<string, unknown>;
-    const sessionId = scope.sessionId;
-    if (sessionId !== null) this.#options.store.assertAvailable();
-    // One execution: the handler (re-run on a session conflict), its session writes and its event.
-    let executed = false;
-    const execute = (): Promise<InvocationResult> => {
-      executed = true;
-      return sessionId === null ? this.#runAlone(tool, frozen, identity, scope, params, deadline, budgetMs) : this.#runInSession(tool, frozen, identity, scope, params, sessionId, deadline, budgetMs);
-    };
-    if (tool.idempotency === null || tool.idempotency.strategy === 'none') return execute();
+    if (scope.sessionId !== null) this.#options.store.assertAvailable();
+    if (tool.idempotency === null || tool.idempotency.strategy === 'none') return this.#execute(tool, frozen, identity, scope, params, deadline, budgetMs);
     // An idempotent tool runs through the effect ledger (src/ledger/guard.ts): once per key. The
     // ledger records a success only after its session writes are committed.
-    const keyContext = () => this.#context(tool, identity, scope, sessionId === null ? null : new StagedSession(this.#options.store, sessionId), deadline);
+    let executed = false;
     const result = await this.#ledger.run(
-      { tool, params: frozen, identity, context: keyContext, sessionId, caller: scope.caller, headerKey: call.idempotencyKey ?? null, deadline, cancellation: scope.cancellation, log: scope.log },
-      execute,
+      { tool, params: frozen, identity, sessionId: scope.sessionId, caller: scope.caller, headerKey: call.idempotencyKey ?? null, deadline, cancellation: scope.cancellation, log: scope.log },
+      // Arrows passed in place (not named consts): tsx would wrap a named one in a defineProperty per call.
+      () => {
+        executed = true;
+        return this.#execute(tool, frozen, identity, scope, params, deadline, budgetMs);
+      },
+      () => this.#context(tool, identity, scope, scope.sessionId === null ? null : new StagedSession(this.#options.store, scope.sessionId), deadline),
     );
     // A replay, or an answer of the ledger itself (in_progress…), still records the call's event.
     return executed ? result : this.#finish(scope, identity, params, result);
+  }
+
+  /** One execution: the handler (re-run on a session conflict), its session writes and its event. */
+  #execute(
+    tool: RegisteredTool,
+    frozen: Record<string, unknown>,
+    identity: CallIdentity,
+    scope: InvocationScope,
+    params: unknown,
+    deadline: number,
+    budgetMs: number,
+  ): Promise<InvocationResult> {
+    return scope.sessionId === null
+      ? this.#runAlone(tool, frozen, identity, scope, params, deadline, budgetMs)
+      : this.#runInSession(tool, frozen, identity, scope, params, scope.sessionId, deadline, budgetMs);
   }
 
   async #runAlone(
@@ -144,7 +157,7 @@ export class Dispatcher {
     budgetMs: number,
   ): Promise<InvocationResult> {
     const result = await this.#run(tool, frozen, identity, scope, this.#context(tool, identity, scope, null, deadline), budgetMs);
-    return this.#finish(scope, identity, params, result);
+    return this.#record(scope, identity, result);
   }
 
   /** Optimistic concurrency: run, then commit only if what the handler read is unchanged; else run again. */
@@ -159,12 +172,7 @@ export class Dispatcher {
     budgetMs: number,
   ): Promise<InvocationResult> {
     const max = this.#options.maxContentChars;
-    const attempt = async (): Promise<InvocationResult | null> => {
-      const session = new StagedSession(this.#options.store, sessionId);
-      const result = await this.#run(tool, frozen, identity, scope, this.#context(tool, identity, scope, session, deadline), budgetMs);
-      return this.#commit(scope, identity, params, result, session.close());
-    };
-    let result = await attempt();
+    let result = await this.#attempt(tool, frozen, identity, scope, params, sessionId, deadline, budgetMs);
     for (let attempts = 1; result === null; attempts++) {
       if (attempts >= MAX_SESSION_ATTEMPTS || Date.now() >= deadline) {
         const [message, detail] = attempts >= MAX_SESSION_ATTEMPTS ? explain.sessionContended(tool, attempts) : explain.deadline(tool, budgetMs);
@@ -173,9 +181,25 @@ export class Dispatcher {
       }
       scope.log.debug({ tool: tool.name, callId: identity.id, session: sessionId, attempt: attempts + 1 }, 'the session changed under the call: running it again');
       this.#options.metrics?.sessionConflict(tool.name);
-      result = await this.#sessionRetries.run(sessionId, attempt);
+      result = await this.#sessionRetries.run(sessionId, () => this.#attempt(tool, frozen, identity, scope, params, sessionId, deadline, budgetMs));
     }
     return result;
+  }
+
+  /** One run of a session call: the handler on fresh reads, then its commit (null: the session changed). */
+  async #attempt(
+    tool: RegisteredTool,
+    frozen: Record<string, unknown>,
+    identity: CallIdentity,
+    scope: InvocationScope,
+    params: unknown,
+    sessionId: string,
+    deadline: number,
+    budgetMs: number,
+  ): Promise<InvocationResult | null> {
+    const session = new StagedSession(this.#options.store, sessionId);
+    const result = await this.#run(tool, frozen, identity, scope, this.#context(tool, identity, scope, session, deadline), budgetMs);
+    return this.#commit(scope, identity, params, result, session.close());
   }
 
   #context(tool: RegisteredTool, identity: CallIdentity, scope: InvocationScope, session: StagedSession | null, deadline: number): CallContext {
@@ -184,11 +208,12 @@ export class Dispatcher {
       toolName: tool.name,
       session,
       deadline,
+      sessionId: scope.sessionId,
       caller: scope.caller,
       resources: this.#options.registry.resources,
       log: scope.log,
-      logBindings: scope.sessionId === null ? { callId: identity.id, tool: tool.name } : { callId: identity.id, tool: tool.name, session: scope.sessionId },
-      invoke: (name, nestedParams, parent) => this.#nested(name, nestedParams, parent, scope),
+      calls: this,
+      scope,
       progress: scope.progress ?? null,
     });
   }
@@ -237,7 +262,8 @@ export class Dispatcher {
     };
   }
 
-  async #nested(name: string, params: Record<string, unknown>, parent: CallContext, scope: InvocationScope): Promise<NestedResult> {
+  /** A handler's `context.invoke`: the same dispatch, under the parent's deadline and cancellation. */
+  async nested(name: string, params: Record<string, unknown>, parent: CallContext, scope: InvocationScope): Promise<NestedResult> {
     const depth = (scope.depth ?? 0) + 1;
     if (depth > MAX_NESTING) {
       return { success: false, message: `Nested tool calls are limited to ${MAX_NESTING} levels.`, value: null, error: { code: 'handler_error', detail: 'nesting limit reached' } };
@@ -250,9 +276,10 @@ export class Dispatcher {
     return { success: result.success, message: result.message, value: result.value, error: result.error };
   }
 
-  /** Records the ToolInvoked event of a call that wrote nothing to its session. */
-  async #finish(scope: InvocationScope, identity: CallIdentity, params: unknown, result: InvocationResult): Promise<InvocationResult> {
-    return (await this.#commit(scope, identity, params, result, NOTHING_STAGED)) ?? result; // nothing read: never a conflict
+  /** Records the ToolInvoked event of a call that wrote nothing to its session (without a session: at once). */
+  #finish(scope: InvocationScope, identity: CallIdentity, params: unknown, result: InvocationResult): InvocationResult | Promise<InvocationResult> {
+    if (scope.sessionId === null) return this.#record(scope, identity, result);
+    return this.#commit(scope, identity, params, result, NOTHING_STAGED).then((committed) => committed ?? result); // nothing read: never a conflict
   }
 
   /**
@@ -266,28 +293,32 @@ export class Dispatcher {
     result: InvocationResult,
     staged: Pick<SessionCommit, 'reads' | 'writes'>,
   ): Promise<InvocationResult | null> {
-    if (scope.sessionId !== null) {
-      const event = {
-        type: 'ToolInvoked',
-        tool: identity.name.slice(0, 128), // an unknown name can be as long as the body
-        call_id: identity.id,
-        ...(scope.parentCallId && { parent_call_id: scope.parentCallId }),
-        arguments_hash: params === null || params === undefined ? null : hashJson(params),
-        success: result.success,
-        error_code: result.error?.code ?? null,
-        duration_ms: result.duration_ms,
-        at: new Date().toISOString(),
-        caller: scope.caller,
-      };
-      // Reads matter only to a call that writes: a read-only call never conflicts.
-      const writes = result.success ? staged.writes : NOTHING_STAGED.writes;
-      const reads = writes.size > 0 ? staged.reads : NOTHING_STAGED.reads;
-      const commit = this.#options.store.commitSession(scope.sessionId, { reads, writes, event: JSON.stringify(event) });
-      if (LATE_CODES.has(result.error?.code ?? '')) {
-        // Out of time (or caller gone): answer now; the lone event lands when the store answers.
-        commit.catch((err: unknown) => scope.log.warn({ err, callId: identity.id }, 'the event of a call that ran out of time was not recorded'));
-      } else if (!(await commit)) return null;
-    }
+    if (scope.sessionId === null) return this.#record(scope, identity, result);
+    const event = {
+      type: 'ToolInvoked',
+      tool: identity.name.slice(0, 128), // an unknown name can be as long as the body
+      call_id: identity.id,
+      ...(scope.parentCallId && { parent_call_id: scope.parentCallId }),
+      arguments_hash: params === null || params === undefined ? null : hashJson(params),
+      success: result.success,
+      error_code: result.error?.code ?? null,
+      duration_ms: result.duration_ms,
+      at: new Date().toISOString(),
+      caller: scope.caller,
+    };
+    // Reads matter only to a call that writes: a read-only call never conflicts.
+    const writes = result.success ? staged.writes : NOTHING_STAGED.writes;
+    const reads = writes.size > 0 ? staged.reads : NOTHING_STAGED.reads;
+    const commit = this.#options.store.commitSession(scope.sessionId, { reads, writes, event: JSON.stringify(event) });
+    if (LATE_CODES.has(result.error?.code ?? '')) {
+      // Out of time (or caller gone): answer now; the lone event lands when the store answers.
+      commit.catch((err: unknown) => scope.log.warn({ err, callId: identity.id }, 'the event of a call that ran out of time was not recorded'));
+    } else if (!(await commit)) return null;
+    return this.#record(scope, identity, result);
+  }
+
+  /** The call in the metrics and, at level info, its log line. */
+  #record(scope: InvocationScope, identity: CallIdentity, result: InvocationResult): InvocationResult {
     this.#options.metrics?.called(identity.toolHash === null ? UNKNOWN_TOOL : identity.name, result.error?.code ?? 'success', result.duration_ms);
     if (scope.log.isLevelEnabled('info')) {
       scope.log.info(

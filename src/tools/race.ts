@@ -12,17 +12,24 @@ class HandlerRace implements CancelListener {
   readonly #cancellation: Cancellation | null;
   readonly #resolve: (outcome: Settled) => void;
   #timer: NodeJS.Timeout | null = null;
+  #subscribed = false;
   #done = false;
 
   constructor(context: CallContext, cancellation: Cancellation | null, resolve: (outcome: Settled) => void) {
     this.#context = context;
     this.#cancellation = cancellation;
     this.#resolve = resolve;
-    cancellation?.subscribe(this);
+    if (cancellation?.reason) this.finish(CANCELLED);
   }
 
-  /** Starts the deadline timer, unless the handler has already answered. */
+  /**
+   * Starts the deadline timer and listens for the caller going away, unless the handler has
+   * already answered: most fast calls never make a timer nor a listener.
+   */
   arm(): void {
+    if (this.#done) return;
+    this.#subscribed = true;
+    this.#cancellation?.subscribe(this);
     if (!this.#done) this.#timer = setTimeout(onDeadline, Math.max(0, this.#context.deadline - Date.now()), this);
   }
 
@@ -40,7 +47,7 @@ class HandlerRace implements CancelListener {
     // A handler that blocked the event loop past its deadline answers late: that answer is dropped.
     const outcome = settled.kind !== 'cancelled' && Date.now() > this.#context.deadline ? DEADLINE : settled;
     if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#cancellation?.unsubscribe(this);
+    if (this.#subscribed) this.#cancellation?.unsubscribe(this);
     if (outcome.kind === 'deadline' || outcome.kind === 'cancelled') this.#context.ended.cancel(new Error(outcome.kind));
     this.#resolve(outcome);
   }
