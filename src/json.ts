@@ -61,12 +61,16 @@ export function exceedsDepth(value: unknown, limit = MAX_JSON_DEPTH): boolean {
 
 /** Freeze a JSON value and everything in it, so a handler cannot change what was validated and hashed. */
 export function deepFreeze<T>(value: T): T {
-  const stack: unknown[] = [value];
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  const stack: object[] = [value];
   while (stack.length > 0) {
-    const node = stack.pop();
-    if (node === null || typeof node !== 'object' || Object.isFrozen(node)) continue;
+    const node = stack.pop()!;
     Object.freeze(node);
-    for (const child of Object.values(node)) stack.push(child);
+    // for…in rather than Object.values: no array per object (JSON objects have no inherited keys).
+    for (const key in node) {
+      const child = (node as Record<string, unknown>)[key];
+      if (child !== null && typeof child === 'object' && !Object.isFrozen(child)) stack.push(child);
+    }
   }
   return value;
 }

@@ -13,6 +13,7 @@ export type { Format, ParsedCalls, ToolChoice } from './types.ts';
 const FORMATS: readonly Format[] = [nativeFormat, openaiFormat, openaiResponsesFormat, anthropicFormat, geminiFormat, mcpFormat];
 /** Formats whose shape is indistinguishable from another's are only used when asked for by name. */
 const EXPLICIT_ONLY = new Set<string>(['mcp']);
+const DETECTED = FORMATS.filter((f) => !EXPLICIT_ONLY.has(f.name));
 
 export const FORMAT_NAMES = FORMATS.map((f) => f.name);
 const ACCEPTED = FORMATS.map((f) => f.shapes).join('; ');
@@ -25,9 +26,17 @@ export function formatByName(name: string): Format {
 
 /** The one format whose shape the body has; none or several is a 400 naming every accepted shape. */
 export function detectFormat(body: unknown): Format {
-  const matches = FORMATS.filter((f) => !EXPLICIT_ONLY.has(f.name) && f.detect(body));
-  if (matches.length === 1) return matches[0]!;
-  if (matches.length === 0) throw new NoToolCall(`no recognisable tool call. Accepted shapes: ${ACCEPTED}`);
+  let found: Format | undefined;
+  let count = 0;
+  for (const format of DETECTED) {
+    if (format.detect(body)) {
+      found ??= format;
+      count++;
+    }
+  }
+  if (count === 1) return found!;
+  if (count === 0) throw new NoToolCall(`no recognisable tool call. Accepted shapes: ${ACCEPTED}`);
+  const matches = DETECTED.filter((f) => f.detect(body));
   throw new NoToolCall(
     `the body has the shape of several formats (${matches.map((f) => f.name).join(', ')}); name one with ?format=. Accepted shapes: ${ACCEPTED}`,
   );
@@ -35,7 +44,11 @@ export function detectFormat(body: unknown): Format {
 
 /** The calls of a body, in the format named by ?format= or else the detected one. */
 export function parseCalls(body: unknown, formatName: string | undefined): { format: Format; parsed: ParsedCalls } {
-  const format = formatName === undefined ? detectFormat(body) : formatByName(formatName);
+  if (formatName === undefined) {
+    const format = detectFormat(body);
+    return { format, parsed: format.parse(body) };
+  }
+  const format = formatByName(formatName);
   if (!format.detect(body)) throw new NoToolCall(`the body is not a ${format.name} tool call. Accepted shapes: ${format.shapes}`);
   return { format, parsed: format.parse(body) };
 }

@@ -1,5 +1,5 @@
 /** Content hashes: SHA-256 (hex) of RFC 8785 canonical JSON. */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
 export function canonicalJson(value: unknown): string {
@@ -9,7 +9,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex'); // one-shot: no Hash object per call
 }
 
 export function hashJson(value: unknown): string {
