@@ -103,7 +103,7 @@ async function runSetup(scenario: Scenario, base: string): Promise<void> {
   }
 }
 
-async function runScenario(scenario: Scenario, base: string, duration: number): Promise<LoadResult> {
+async function runScenario(scenario: Scenario, base: string, duration: number, warm: boolean): Promise<LoadResult> {
   await runSetup(scenario, base);
   const options: autocannon.Options = {
     url: base + scenario.path,
@@ -118,23 +118,24 @@ async function runScenario(scenario: Scenario, base: string, duration: number): 
     options.setupClient = (client) => client.setHeaders(sessionOf(scenario.headers, next++ % CONNECTIONS));
   }
   // Warm-up lets V8 optimise the hot path and pools fill; its numbers are discarded.
-  await load({ ...options, duration: WARMUP_SECONDS });
+  if (warm) await load({ ...options, duration: WARMUP_SECONDS });
   return load({ ...options, duration });
 }
 
 /** The targets of a row as text, and whether this run met them all (null: nothing to compare with). */
-function judge(targets: BenchTarget[], row: { reqPerSec: number; p50Ms: number; p99Ms: number }): { target: string; met: boolean | null } {
+function judge(targets: BenchTarget[], row: { ratio: number | null; p50Ms: number; p99Ms: number; bareP99Ms: number | null }): { target: string; met: boolean | null } {
   if (targets.length === 0) return { target: '', met: null };
   const checks = targets.map((t): [string, boolean | null] => {
     switch (t.kind) {
       case 'ratio':
-        return [`≥ ${t.min}× bare`, baselineRow ? row.reqPerSec / baselineRow.reqPerSec >= t.min : null];
+        return [`≥ ${t.min}× bare`, row.ratio === null ? null : row.ratio >= t.min];
       case 'relative': {
-        const other = rowsByName.get(t.of);
-        return [`≥ ${t.min}× "${t.of}"`, other ? row.reqPerSec / other.reqPerSec >= t.min : null];
+        // Both rows as ratios to their own neighbouring baselines, so drift between them cancels.
+        const other = ratiosByName.get(t.of);
+        return [`≥ ${t.min}× "${t.of}"`, other == null || row.ratio === null ? null : row.ratio / other >= t.min];
       }
       case 'p99':
-        return [`p99 ≤ ${t.max}× bare`, baselineRow ? row.p99Ms <= t.max * baselineRow.p99Ms : null];
+        return [`p99 ≤ ${t.max}× bare`, row.bareP99Ms === null ? null : row.p99Ms <= t.max * row.bareP99Ms];
       case 'p50':
         return [`p50 ≤ ${t.maxMs} ms`, row.p50Ms <= t.maxMs];
     }
@@ -143,9 +144,15 @@ function judge(targets: BenchTarget[], row: { reqPerSec: number; p50Ms: number; 
   return { target: checks.map(([text]) => text).join('; '), met };
 }
 
-/** Filled once the runs are done, for judge(). */
-let baselineRow: { reqPerSec: number; p99Ms: number } | undefined;
-const rowsByName = new Map<string, { reqPerSec: number }>();
+/** Filled once the runs are done, for judge(): each row's ratio to its neighbouring baselines. */
+const ratiosByName = new Map<string, number | null>();
+
+/** The baseline measured before and after a row (its neighbours), averaged. */
+function neighbours(before: LoadResult | undefined, after: LoadResult | undefined): { reqPerSec: number; p99Ms: number } | null {
+  const runs = [before, after].filter((r): r is LoadResult => r !== undefined);
+  if (runs.length === 0) return null;
+  return { reqPerSec: runs.reduce((sum, r) => sum + r.result.requests.average, 0) / runs.length, p99Ms: Math.max(...runs.map((r) => r.p99Ms)) };
+}
 
 async function main(): Promise<void> {
   const duration = readDuration();
@@ -157,26 +164,56 @@ async function main(): Promise<void> {
   }
   const bases = await startServers(targets);
 
-  const results: ({ scenario: Scenario } & LoadResult)[] = [];
+  // This machine's speed drifts by tens of percent over minutes (a shared VM), so the baseline is
+  // measured again between rows, and each row is compared with the baseline runs on either side of it.
+  const baselineScenario = selected.find((s) => s.name === BASELINE);
+  const bareRuns: LoadResult[] = [];
+  const measureBaseline = async (warm: boolean) => {
+    console.error(`running "${BASELINE}" (${warm ? `${WARMUP_SECONDS} s warm-up + ` : ''}${duration} s)…`);
+    bareRuns.push(await runScenario(baselineScenario!, bases.get('bare')!, duration, warm));
+  };
+  if (baselineScenario) await measureBaseline(true);
+  const results: ({ scenario: Scenario; before?: LoadResult; after?: LoadResult } & LoadResult)[] = [];
   for (const scenario of selected) {
+    if (scenario === baselineScenario) continue;
     console.error(`running "${scenario.name}" (${WARMUP_SECONDS} s warm-up + ${duration} s)…`);
-    results.push({ scenario, ...(await runScenario(scenario, bases.get(scenario.target)!, duration)) });
+    const before = bareRuns.at(-1);
+    const run = await runScenario(scenario, bases.get(scenario.target)!, duration, true);
+    if (baselineScenario) await measureBaseline(false);
+    results.push({ scenario, before, after: bareRuns.at(-1), ...run });
   }
 
-  const baseline = results.find((r) => r.scenario.name === BASELINE);
-  const baselineRps = baseline?.result.requests.average;
-  if (baseline) baselineRow = { reqPerSec: baseline.result.requests.average, p99Ms: baseline.p99Ms };
-  for (const r of results) rowsByName.set(r.scenario.name, { reqPerSec: r.result.requests.average });
-  const rows: Row[] = results.map(({ scenario, result, p50Ms, p99Ms }) => ({
-    scenario: scenario.name,
-    reqPerSec: result.requests.average,
-    p50Ms,
-    p99Ms,
-    ratioToBare: baselineRps ? result.requests.average / baselineRps : null,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    ...judge(scenario.targets ?? [], { reqPerSec: result.requests.average, p50Ms, p99Ms }),
-  }));
+  const rows: Row[] = [];
+  if (baselineScenario) {
+    const rates = bareRuns.map((r) => r.result.requests.average);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    rows.push({
+      scenario: `${BASELINE} (mean of ${bareRuns.length} runs: ${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)} req/s)`,
+      reqPerSec: mean(rates),
+      p50Ms: mean(bareRuns.map((r) => r.p50Ms)),
+      p99Ms: mean(bareRuns.map((r) => r.p99Ms)),
+      ratioToBare: 1,
+      non2xx: bareRuns.reduce((n, r) => n + r.result.non2xx, 0),
+      errors: bareRuns.reduce((n, r) => n + r.result.errors, 0),
+      target: '',
+      met: null,
+    });
+  }
+  const measured = results.map((r) => ({ r, bare: baselineScenario ? neighbours(r.before, r.after) : null }));
+  for (const { r, bare } of measured) ratiosByName.set(r.scenario.name, bare ? r.result.requests.average / bare.reqPerSec : null);
+  for (const { r, bare } of measured) {
+    const ratio = ratiosByName.get(r.scenario.name) ?? null;
+    rows.push({
+      scenario: r.scenario.name,
+      reqPerSec: r.result.requests.average,
+      p50Ms: r.p50Ms,
+      p99Ms: r.p99Ms,
+      ratioToBare: ratio,
+      non2xx: r.result.non2xx,
+      errors: r.result.errors,
+      ...judge(r.scenario.targets ?? [], { ratio, p50Ms: r.p50Ms, p99Ms: r.p99Ms, bareP99Ms: bare?.p99Ms ?? null }),
+    });
+  }
 
   console.log(formatTable(rows));
   for (const row of rows) {
@@ -184,7 +221,8 @@ async function main(): Promise<void> {
       console.log(`WARNING: "${row.scenario}" had ${row.non2xx} non-2xx responses and ${row.errors} errors; its numbers are not valid`);
     }
   }
-  const file = await writeJson(path.join(BENCH_DIR, 'results'), rows, { durationSeconds: duration, connections: CONNECTIONS });
+  const baselineRuns = bareRuns.map((r) => Math.round(r.result.requests.average));
+  const file = await writeJson(path.join(BENCH_DIR, 'results'), rows, { durationSeconds: duration, connections: CONNECTIONS, baselineRuns });
   console.log(`results written to ${path.relative(ROOT, file)}`);
 }
 

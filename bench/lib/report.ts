@@ -42,7 +42,7 @@ export function formatTable(rows: Row[]): string {
 export async function writeJson(
   resultsDir: string,
   rows: Row[],
-  run: { durationSeconds: number; connections: number },
+  run: { durationSeconds: number; connections: number; baselineRuns: number[] },
 ): Promise<string> {
   const date = new Date();
   const cpus = os.cpus();
