@@ -19,6 +19,8 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Effect ledger lease: how long a dead replica's call blocks identical calls at most. */
   readonly ledgerLeaseMs: number;
+  /** Send the Redis commands issued in one event-loop turn as one write (ioredis enableAutoPipelining). */
+  readonly redisAutoPipelining: boolean;
 }
 
 export class ConfigError extends Error {
@@ -71,6 +73,14 @@ function clusterNodes(env: Env): { host: string; port: number }[] | null {
   });
 }
 
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = text(env, 'LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -104,5 +114,6 @@ export function loadConfig(env: Env = process.env): Config {
     defaultTimeoutMs: integer(env, 'DEFAULT_TIMEOUT_MS', 30_000, 1, 24 * 3600 * 1000),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3600 * 1000),
     ledgerLeaseMs: integer(env, 'LEDGER_LEASE_MS', 10_000, 100, 3600 * 1000),
+    redisAutoPipelining: flag(env, 'REDIS_AUTO_PIPELINING', true),
   });
 }

@@ -14,7 +14,7 @@ export async function createStore(config: Config, log: Logger): Promise<Store> {
     sessionMaxEvents: config.sessionMaxEvents,
   };
   if (config.redisUrl === null && config.redisClusterNodes === null) return new MemoryStore(options);
-  const store = new RedisStore({ url: config.redisUrl, clusterNodes: config.redisClusterNodes }, options, log);
+  const store = new RedisStore({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, autoPipelining: config.redisAutoPipelining }, options, log);
   if (!(await store.waitUntilReady())) log.error('redis is not reachable yet: /readyz answers 503 and store-backed calls 503 until it is');
   return store;
 }

@@ -32,6 +32,8 @@ const CLIENT_OPTIONS: RedisOptions = {
 export interface RedisTarget {
   url?: string | null;
   clusterNodes?: readonly { host: string; port: number }[] | null;
+  /** ioredis enableAutoPipelining: the commands of one event-loop turn go out in one write. */
+  autoPipelining?: boolean;
 }
 
 export class RedisStore implements Store {
@@ -45,9 +47,10 @@ export class RedisStore implements Store {
   constructor(target: RedisTarget, options: StoreOptions, log: Logger) {
     this.#options = options;
     this.#log = log;
+    const pipelining = { enableAutoPipelining: target.autoPipelining ?? false };
     const client = target.clusterNodes
-      ? new Cluster([...target.clusterNodes], { enableOfflineQueue: false, redisOptions: CLIENT_OPTIONS })
-      : new Redis(target.url ?? 'redis://127.0.0.1:6379', CLIENT_OPTIONS);
+      ? new Cluster([...target.clusterNodes], { enableOfflineQueue: false, redisOptions: CLIENT_OPTIONS, ...pipelining })
+      : new Redis(target.url ?? 'redis://127.0.0.1:6379', { ...CLIENT_OPTIONS, ...pipelining });
     client.defineCommand('commitSession', { numberOfKeys: 4, lua: lua('commitSession') });
     client.defineCommand('readSession', { numberOfKeys: 2, lua: lua('readSession') });
     client.defineCommand('sessionEvents', { numberOfKeys: 2, lua: lua('sessionEvents') });

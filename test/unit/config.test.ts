@@ -110,4 +110,12 @@ describe('loadConfig', () => {
   it('states the bad value in the message so the operator can find it', () => {
     expect(configErrorOf({ PORT: 'abc' }).message).toContain('"abc"');
   });
+
+  it('pipelines Redis commands unless REDIS_AUTO_PIPELINING turns it off', () => {
+    expect(loadConfig({}).redisAutoPipelining).toBe(true);
+    expect(loadConfig({ REDIS_AUTO_PIPELINING: 'false' }).redisAutoPipelining).toBe(false);
+    expect(loadConfig({ REDIS_AUTO_PIPELINING: ' Off ' }).redisAutoPipelining).toBe(false);
+    expect(loadConfig({ REDIS_AUTO_PIPELINING: '1' }).redisAutoPipelining).toBe(true);
+    expect(configErrorOf({ REDIS_AUTO_PIPELINING: 'maybe' }).message).toContain('"maybe"');
+  });
 });
