@@ -46,6 +46,66 @@ export interface GuardedCall {
   log: Logger;
 }
 
+/** A lease held while its handler runs. */
+interface HeldLease {
+  log: Logger;
+  key: string;
+  token: string;
+  /** performance.now() of the begin or of the last renewal. */
+  renewedAt: number;
+}
+
+/**
+ * Keeps the leases of running handlers alive: one shared timer for all of them (not one per call),
+ * ticking every sixth of the lease and renewing each lease held for a third of it or more — so a
+ * lease is renewed between 1/3 and 1/2 of its length after its last renewal.
+ */
+class LeaseRenewer {
+  readonly #held = new Set<HeldLease>();
+  readonly #ledger: EffectLedger;
+  readonly #leaseMs: number;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(ledger: EffectLedger, leaseMs: number) {
+    this.#ledger = ledger;
+    this.#leaseMs = leaseMs;
+  }
+
+  hold(lease: HeldLease): void {
+    this.#held.add(lease);
+    if (this.#timer === null) {
+      this.#timer = setInterval(() => this.#tick(), Math.max(1, Math.floor(this.#leaseMs / 6)));
+      this.#timer.unref();
+    }
+  }
+
+  release(lease: HeldLease): void {
+    this.#held.delete(lease);
+    if (this.#held.size === 0 && this.#timer !== null) {
+      clearInterval(this.#timer);
+      this.#timer = null;
+    }
+  }
+
+  #tick(): void {
+    const now = performance.now();
+    const due = this.#leaseMs / 3;
+    for (const lease of this.#held) {
+      if (now - lease.renewedAt < due) continue;
+      lease.renewedAt = now;
+      void this.#renew(lease);
+    }
+  }
+
+  async #renew({ log, key, token }: HeldLease): Promise<void> {
+    try {
+      if (!(await this.#ledger.renew(key, token, this.#leaseMs))) log.warn({ idempotencyKey: key }, 'ledger lease was lost while the handler ran');
+    } catch (err) {
+      log.warn({ err, idempotencyKey: key }, 'ledger lease renewal failed');
+    }
+  }
+}
+
 /** The first waits are short (a fast handler answers within ms), then capped. */
 const FIRST_WAIT_MS = 5;
 const MAX_WAIT_MS = 50;
@@ -55,10 +115,12 @@ export class LedgerGuard {
   readonly #leaseMs: number;
   readonly #maxContentChars: number;
   readonly #metrics: Metrics | undefined;
+  readonly #renewer: LeaseRenewer;
 
   constructor(ledger: EffectLedger, leaseMs: number, maxContentChars: number, metrics?: Metrics) {
     this.#ledger = ledger;
     this.#leaseMs = leaseMs;
+    this.#renewer = new LeaseRenewer(ledger, leaseMs);
     this.#maxContentChars = maxContentChars;
     this.#metrics = metrics;
   }
@@ -106,17 +168,17 @@ export class LedgerGuard {
   }
 
   async #execute(call: GuardedCall, key: string, labels: EntryLabels, token: string, execute: () => Promise<InvocationResult>): Promise<InvocationResult> {
-    const renewal = setInterval(() => void this.#renew(call.log, key, token), Math.max(1, Math.floor(this.#leaseMs / 3)));
-    renewal.unref();
+    const lease: HeldLease = { log: call.log, key, token, renewedAt: performance.now() };
+    this.#renewer.hold(lease);
     let result: InvocationResult;
     try {
       result = await execute();
     } catch (err) {
-      clearInterval(renewal);
+      this.#renewer.release(lease);
       await this.#abort(call.log, key, token);
       throw err;
     }
-    clearInterval(renewal);
+    this.#renewer.release(lease);
     // Only successes are recorded; a failure, a deadline or a cancellation frees the key at once.
     if (!result.success) {
       await this.#abort(call.log, key, token);
@@ -183,13 +245,6 @@ export class LedgerGuard {
     return result;
   }
 
-  async #renew(log: Logger, key: string, token: string): Promise<void> {
-    try {
-      if (!(await this.#ledger.renew(key, token, this.#leaseMs))) log.warn({ idempotencyKey: key }, 'ledger lease was lost while the handler ran');
-    } catch (err) {
-      log.warn({ err, idempotencyKey: key }, 'ledger lease renewal failed');
-    }
-  }
 
   /** Best effort: if the store cannot be told, the lease lapses by itself. */
   async #abort(log: Logger, key: string, token: string): Promise<void> {

@@ -69,6 +69,22 @@ describe('effect ledger across replicas (redis)', () => {
     expect(runsOf(tag)).toBe(1);
   });
 
+  it('renews, on one shared timer, the leases of handlers that started at different times', async () => {
+    const tags = [`staggered-a-${randomUUID()}`, `staggered-b-${randomUUID()}`];
+    const first = post(one, { name: 'charge_global', arguments: { tag: tags[0], ms: LEASE_MS * 3 } });
+    await handlerStarted(tags[0]!);
+    await sleep(LEASE_MS / 2);
+    const second = post(one, { name: 'charge_global', arguments: { tag: tags[1], ms: LEASE_MS * 3 } });
+    await handlerStarted(tags[1]!);
+    await sleep(LEASE_MS * 2);
+    // Both are still held: the other replica's identical calls wait for them and replay.
+    const others = await Promise.all(tags.map((tag) => post(two, { name: 'charge_global', arguments: { tag, ms: LEASE_MS * 3 } })));
+    const originals = await Promise.all([first, second]);
+    expect(others.map((r) => r.body.replayed)).toEqual([true, true]);
+    expect(others.map((r) => r.body.value)).toEqual(originals.map((r) => r.body.value));
+    expect(tags.map(runsOf)).toEqual([1, 1]);
+  });
+
   it('keeps one Redis key per entry, under its own hash tag, with the record TTL', async () => {
     const result = await post(one, { name: 'charge_global', arguments: { tag: `keys-${randomUUID()}` } });
     const redis = new Redis(inject('redisUrl'));
