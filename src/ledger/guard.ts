@@ -14,7 +14,7 @@ import { renderContent } from '../tools/render.ts';
 import type { ToolContext } from '../tools/types.ts';
 import type { Cancellation } from '../tools/context.ts';
 import { derivedKeyPart, KeyFunctionError, scopeName } from './key.ts';
-import type { EffectLedger, EntryLabels, ToolEffect } from './types.ts';
+import type { BeginRequest, EffectLedger, EntryLabels, ToolEffect } from './types.ts';
 import type { Metrics } from '../metrics.ts';
 
 /** 409: a call holding the same Idempotency-Key is still running. */
@@ -44,6 +44,16 @@ export interface GuardedCall {
   deadline: number;
   cancellation: Cancellation | null;
   log: Logger;
+}
+
+/**
+ * A lease's fencing token: it only has to be unique (never guessed: it is not a secret), so a
+ * random prefix per process and a counter instead of a UUID per call.
+ */
+const TOKEN_PREFIX = randomUUID();
+let tokens = 0;
+function leaseToken(): string {
+  return `${TOKEN_PREFIX}:${(tokens++).toString(36)}`;
 }
 
 /** A lease held while its handler runs. */
@@ -140,10 +150,11 @@ export class LedgerGuard {
     const scope = scopeName(tool.idempotency!.scope, call.sessionId, call.caller);
     const key = `${scope}:${tool.name}:${part}`;
     const labels: EntryLabels = { tool: tool.name, scope, paramsHash };
-    const token = randomUUID();
+    const token = leaseToken();
+    const request: BeginRequest = { tool: tool.name, scope, paramsHash, key, token, leaseMs: this.#leaseMs, strictPayload: call.headerKey !== null };
     let waitMs = FIRST_WAIT_MS;
     for (let waited = false; ; waited = true) {
-      const outcome = await this.#ledger.begin({ ...labels, key, token, leaseMs: this.#leaseMs, strictPayload: call.headerKey !== null });
+      const outcome = await this.#ledger.begin(request);
       if (outcome.kind === 'run') {
         this.#metrics?.ledgerLookup('miss');
         return this.#execute(call, key, labels, token, execute);
