@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { http200, startChild, stopAll, waitUntilReady } from '../support/children.js';
-import { load, type LoadResult } from './lib/load.js';
+import { combine, Latencies, load, type LoadResult } from './lib/load.js';
 import { freePorts } from '../support/ports.js';
 import { startRedis } from '../support/redis-server.js';
 import { formatTable, writeJson, type Row } from './lib/report.js';
@@ -17,6 +17,8 @@ const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
 const CONNECTIONS = 32;
 const WARMUP_SECONDS = 2;
+/** Length of one slice of a row or of the baseline when they alternate. */
+const SLICE_SECONDS = 1;
 
 function readDuration(): number {
   const seconds = Number(process.env.BENCH_DURATION ?? 10);
@@ -103,8 +105,7 @@ async function runSetup(scenario: Scenario, base: string): Promise<void> {
   }
 }
 
-async function runScenario(scenario: Scenario, base: string, duration: number, warm: boolean): Promise<LoadResult> {
-  await runSetup(scenario, base);
+function loadOptions(scenario: Scenario, base: string): autocannon.Options {
   const options: autocannon.Options = {
     url: base + scenario.path,
     method: scenario.method,
@@ -117,9 +118,42 @@ async function runScenario(scenario: Scenario, base: string, duration: number, w
     let next = 0;
     options.setupClient = (client) => client.setHeaders(sessionOf(scenario.headers, next++ % CONNECTIONS));
   }
+  return options;
+}
+
+/**
+ * One row, measured in slices alternating with the baseline (baseline slice, row slice, …): this
+ * shared machine's speed drifts by tens of percent within minutes, and a slow slice then slows
+ * both halves of its pair alike. The row's ratio is the median of its pairs' ratios.
+ */
+async function measureRow(
+  scenario: Scenario,
+  base: string,
+  baseline: { scenario: Scenario; base: string } | null,
+  duration: number,
+): Promise<{ run: LoadResult; bare: LoadResult | null; ratio: number | null }> {
+  await runSetup(scenario, base);
+  const options = loadOptions(scenario, base);
   // Warm-up lets V8 optimise the hot path and pools fill; its numbers are discarded.
-  if (warm) await load({ ...options, duration: WARMUP_SECONDS });
-  return load({ ...options, duration });
+  await load({ ...options, duration: WARMUP_SECONDS });
+  const slices = Math.max(3, Math.round(duration / SLICE_SECONDS));
+  const sliceSeconds = duration / slices;
+  const rowLatencies = new Latencies();
+  const bareLatencies = new Latencies();
+  const rowRuns: LoadResult[] = [];
+  const bareRuns: LoadResult[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < slices; i++) {
+    if (baseline) bareRuns.push(await load({ ...loadOptions(baseline.scenario, baseline.base), duration: sliceSeconds }, bareLatencies));
+    rowRuns.push(await load({ ...options, duration: sliceSeconds }, rowLatencies));
+    if (baseline) ratios.push(rowRuns.at(-1)!.reqPerSec / bareRuns.at(-1)!.reqPerSec);
+  }
+  ratios.sort((a, b) => a - b);
+  return {
+    run: combine(rowRuns, rowLatencies),
+    bare: baseline ? combine(bareRuns, bareLatencies) : null,
+    ratio: baseline ? ratios[Math.floor(ratios.length / 2)]! : null,
+  };
 }
 
 /** The targets of a row as text, and whether this run met them all (null: nothing to compare with). */
@@ -147,12 +181,6 @@ function judge(targets: BenchTarget[], row: { ratio: number | null; p50Ms: numbe
 /** Filled once the runs are done, for judge(): each row's ratio to its neighbouring baselines. */
 const ratiosByName = new Map<string, number | null>();
 
-/** The baseline measured before and after a row (its neighbours), averaged. */
-function neighbours(before: LoadResult | undefined, after: LoadResult | undefined): { reqPerSec: number; p99Ms: number } | null {
-  const runs = [before, after].filter((r): r is LoadResult => r !== undefined);
-  if (runs.length === 0) return null;
-  return { reqPerSec: runs.reduce((sum, r) => sum + r.result.requests.average, 0) / runs.length, p99Ms: Math.max(...runs.map((r) => r.p99Ms)) };
-}
 
 async function main(): Promise<void> {
   const duration = readDuration();
@@ -164,54 +192,49 @@ async function main(): Promise<void> {
   }
   const bases = await startServers(targets);
 
-  // This machine's speed drifts by tens of percent over minutes (a shared VM), so the baseline is
-  // measured again between rows, and each row is compared with the baseline runs on either side of it.
   const baselineScenario = selected.find((s) => s.name === BASELINE);
+  const baseline = baselineScenario ? { scenario: baselineScenario, base: bases.get('bare')! } : null;
   const bareRuns: LoadResult[] = [];
-  const measureBaseline = async (warm: boolean) => {
-    console.error(`running "${BASELINE}" (${warm ? `${WARMUP_SECONDS} s warm-up + ` : ''}${duration} s)…`);
-    bareRuns.push(await runScenario(baselineScenario!, bases.get('bare')!, duration, warm));
-  };
-  if (baselineScenario) await measureBaseline(true);
-  const results: ({ scenario: Scenario; before?: LoadResult; after?: LoadResult } & LoadResult)[] = [];
+  if (baseline) {
+    console.error(`warming up "${BASELINE}" (${WARMUP_SECONDS} s)…`);
+    await load({ ...loadOptions(baseline.scenario, baseline.base), duration: WARMUP_SECONDS });
+  }
+  const measured: { scenario: Scenario; run: LoadResult; bare: LoadResult | null; ratio: number | null }[] = [];
   for (const scenario of selected) {
     if (scenario === baselineScenario) continue;
-    console.error(`running "${scenario.name}" (${WARMUP_SECONDS} s warm-up + ${duration} s)…`);
-    const before = bareRuns.at(-1);
-    const run = await runScenario(scenario, bases.get(scenario.target)!, duration, true);
-    if (baselineScenario) await measureBaseline(false);
-    results.push({ scenario, before, after: bareRuns.at(-1), ...run });
+    console.error(`running "${scenario.name}" (${WARMUP_SECONDS} s warm-up + ${duration} s${baseline ? ', alternating with the baseline' : ''})…`);
+    const row = await measureRow(scenario, bases.get(scenario.target)!, baseline, duration);
+    if (row.bare) bareRuns.push(row.bare);
+    measured.push({ scenario, ...row });
   }
 
   const rows: Row[] = [];
-  if (baselineScenario) {
-    const rates = bareRuns.map((r) => r.result.requests.average);
+  if (baseline && bareRuns.length > 0) {
+    const rates = bareRuns.map((r) => r.reqPerSec);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     rows.push({
-      scenario: `${BASELINE} (mean of ${bareRuns.length} runs: ${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)} req/s)`,
+      scenario: `${BASELINE} (all its slices: ${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)} req/s per row)`,
       reqPerSec: mean(rates),
       p50Ms: mean(bareRuns.map((r) => r.p50Ms)),
       p99Ms: mean(bareRuns.map((r) => r.p99Ms)),
       ratioToBare: 1,
-      non2xx: bareRuns.reduce((n, r) => n + r.result.non2xx, 0),
-      errors: bareRuns.reduce((n, r) => n + r.result.errors, 0),
+      non2xx: bareRuns.reduce((n, r) => n + r.non2xx, 0),
+      errors: bareRuns.reduce((n, r) => n + r.errors, 0),
       target: '',
       met: null,
     });
   }
-  const measured = results.map((r) => ({ r, bare: baselineScenario ? neighbours(r.before, r.after) : null }));
-  for (const { r, bare } of measured) ratiosByName.set(r.scenario.name, bare ? r.result.requests.average / bare.reqPerSec : null);
-  for (const { r, bare } of measured) {
-    const ratio = ratiosByName.get(r.scenario.name) ?? null;
+  for (const m of measured) ratiosByName.set(m.scenario.name, m.ratio);
+  for (const { scenario, run, bare, ratio } of measured) {
     rows.push({
-      scenario: r.scenario.name,
-      reqPerSec: r.result.requests.average,
-      p50Ms: r.p50Ms,
-      p99Ms: r.p99Ms,
+      scenario: scenario.name,
+      reqPerSec: run.reqPerSec,
+      p50Ms: run.p50Ms,
+      p99Ms: run.p99Ms,
       ratioToBare: ratio,
-      non2xx: r.result.non2xx,
-      errors: r.result.errors,
-      ...judge(r.scenario.targets ?? [], { ratio, p50Ms: r.p50Ms, p99Ms: r.p99Ms, bareP99Ms: bare?.p99Ms ?? null }),
+      non2xx: run.non2xx,
+      errors: run.errors,
+      ...judge(scenario.targets ?? [], { ratio, p50Ms: run.p50Ms, p99Ms: run.p99Ms, bareP99Ms: bare?.p99Ms ?? null }),
     });
   }
 
@@ -221,7 +244,7 @@ async function main(): Promise<void> {
       console.log(`WARNING: "${row.scenario}" had ${row.non2xx} non-2xx responses and ${row.errors} errors; its numbers are not valid`);
     }
   }
-  const baselineRuns = bareRuns.map((r) => Math.round(r.result.requests.average));
+  const baselineRuns = bareRuns.map((r) => Math.round(r.reqPerSec));
   const file = await writeJson(path.join(BENCH_DIR, 'results'), rows, { durationSeconds: duration, connections: CONNECTIONS, baselineRuns });
   console.log(`results written to ${path.relative(ROOT, file)}`);
 }
