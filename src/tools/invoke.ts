@@ -61,6 +61,18 @@ export interface DispatcherOptions {
   ledgerLeaseMs?: number;
 }
 
+/** What every step of one call's execution needs; made once per call. */
+interface Execution {
+  tool: RegisteredTool;
+  /** The validated arguments, frozen. */
+  params: Record<string, unknown>;
+  identity: CallIdentity;
+  scope: InvocationScope;
+  /** Epoch ms. */
+  deadline: number;
+  budgetMs: number;
+}
+
 const MAX_NESTING = 8;
 const DEFAULT_LEDGER_LEASE_MS = 10_000;
 /** Attempts of a handler whose session writes keep conflicting with other calls' (bounded by the deadline too). */
@@ -113,96 +125,60 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
       const [message, detail] = explain.deadline(tool, budgetMs);
       return this.#finish(scope, identity, params, failure(identity, 'deadline_exceeded', message, detail, max));
     }
-    const frozen = deepFreeze(params) as Record<string, unknown>;
+    const run: Execution = { tool, params: deepFreeze(params) as Record<string, unknown>, identity, scope, deadline, budgetMs };
     if (scope.sessionId !== null) this.#options.store.assertAvailable();
-    if (tool.idempotency === null || tool.idempotency.strategy === 'none') return this.#execute(tool, frozen, identity, scope, params, deadline, budgetMs);
+    if (tool.idempotency === null || tool.idempotency.strategy === 'none') return this.#execute(run);
     // An idempotent tool runs through the effect ledger (src/ledger/guard.ts): once per key. The
     // ledger records a success only after its session writes are committed.
     let executed = false;
     const result = await this.#ledger.run(
-      { tool, params: frozen, identity, sessionId: scope.sessionId, caller: scope.caller, headerKey: call.idempotencyKey ?? null, deadline, cancellation: scope.cancellation, log: scope.log },
+      { tool, params: run.params, identity, sessionId: scope.sessionId, caller: scope.caller, headerKey: call.idempotencyKey ?? null, deadline, cancellation: scope.cancellation, log: scope.log },
       // Arrows passed in place (not named consts): tsx would wrap a named one in a defineProperty per call.
       () => {
         executed = true;
-        return this.#execute(tool, frozen, identity, scope, params, deadline, budgetMs);
+        return this.#execute(run);
       },
-      () => this.#context(tool, identity, scope, scope.sessionId === null ? null : new StagedSession(this.#options.store, scope.sessionId), deadline),
+      () => this.#context(run, scope.sessionId === null ? null : new StagedSession(this.#options.store, scope.sessionId)),
     );
     // A replay, or an answer of the ledger itself (in_progress…), still records the call's event.
     return executed ? result : this.#finish(scope, identity, params, result);
   }
 
   /** One execution: the handler (re-run on a session conflict), its session writes and its event. */
-  #execute(
-    tool: RegisteredTool,
-    frozen: Record<string, unknown>,
-    identity: CallIdentity,
-    scope: InvocationScope,
-    params: unknown,
-    deadline: number,
-    budgetMs: number,
-  ): Promise<InvocationResult> {
-    return scope.sessionId === null
-      ? this.#runAlone(tool, frozen, identity, scope, params, deadline, budgetMs)
-      : this.#runInSession(tool, frozen, identity, scope, params, scope.sessionId, deadline, budgetMs);
+  #execute(run: Execution): Promise<InvocationResult> {
+    return run.scope.sessionId === null ? this.#runAlone(run) : this.#runInSession(run, run.scope.sessionId);
   }
 
-  async #runAlone(
-    tool: RegisteredTool,
-    frozen: Record<string, unknown>,
-    identity: CallIdentity,
-    scope: InvocationScope,
-    params: unknown,
-    deadline: number,
-    budgetMs: number,
-  ): Promise<InvocationResult> {
-    const result = await this.#run(tool, frozen, identity, scope, this.#context(tool, identity, scope, null, deadline), budgetMs);
-    return this.#record(scope, identity, result);
+  async #runAlone(run: Execution): Promise<InvocationResult> {
+    const result = await this.#run(run, this.#context(run, null));
+    return this.#record(run.scope, run.identity, result);
   }
 
   /** Optimistic concurrency: run, then commit only if what the handler read is unchanged; else run again. */
-  async #runInSession(
-    tool: RegisteredTool,
-    frozen: Record<string, unknown>,
-    identity: CallIdentity,
-    scope: InvocationScope,
-    params: unknown,
-    sessionId: string,
-    deadline: number,
-    budgetMs: number,
-  ): Promise<InvocationResult> {
-    const max = this.#options.maxContentChars;
-    let result = await this.#attempt(tool, frozen, identity, scope, params, sessionId, deadline, budgetMs);
+  async #runInSession(run: Execution, sessionId: string): Promise<InvocationResult> {
+    const { tool, identity, scope } = run;
+    let result = await this.#attempt(run, sessionId);
     for (let attempts = 1; result === null; attempts++) {
-      if (attempts >= MAX_SESSION_ATTEMPTS || Date.now() >= deadline) {
-        const [message, detail] = attempts >= MAX_SESSION_ATTEMPTS ? explain.sessionContended(tool, attempts) : explain.deadline(tool, budgetMs);
+      if (attempts >= MAX_SESSION_ATTEMPTS || Date.now() >= run.deadline) {
+        const [message, detail] = attempts >= MAX_SESSION_ATTEMPTS ? explain.sessionContended(tool, attempts) : explain.deadline(tool, run.budgetMs);
         const code = attempts >= MAX_SESSION_ATTEMPTS ? 'handler_error' : 'deadline_exceeded';
-        return this.#finish(scope, identity, params, failure(identity, code, message, detail, max));
+        return this.#finish(scope, identity, run.params, failure(identity, code, message, detail, this.#options.maxContentChars));
       }
       scope.log.debug({ tool: tool.name, callId: identity.id, session: sessionId, attempt: attempts + 1 }, 'the session changed under the call: running it again');
       this.#options.metrics?.sessionConflict(tool.name);
-      result = await this.#sessionRetries.run(sessionId, () => this.#attempt(tool, frozen, identity, scope, params, sessionId, deadline, budgetMs));
+      result = await this.#sessionRetries.run(sessionId, () => this.#attempt(run, sessionId));
     }
     return result;
   }
 
   /** One run of a session call: the handler on fresh reads, then its commit (null: the session changed). */
-  async #attempt(
-    tool: RegisteredTool,
-    frozen: Record<string, unknown>,
-    identity: CallIdentity,
-    scope: InvocationScope,
-    params: unknown,
-    sessionId: string,
-    deadline: number,
-    budgetMs: number,
-  ): Promise<InvocationResult | null> {
+  async #attempt(run: Execution, sessionId: string): Promise<InvocationResult | null> {
     const session = new StagedSession(this.#options.store, sessionId);
-    const result = await this.#run(tool, frozen, identity, scope, this.#context(tool, identity, scope, session, deadline), budgetMs);
-    return this.#commit(scope, identity, params, result, session.close());
+    const result = await this.#run(run, this.#context(run, session));
+    return this.#commit(run.scope, run.identity, run.params, result, session.close());
   }
 
-  #context(tool: RegisteredTool, identity: CallIdentity, scope: InvocationScope, session: StagedSession | null, deadline: number): CallContext {
+  #context({ tool, identity, scope, deadline }: Execution, session: StagedSession | null): CallContext {
     return new CallContext({
       callId: identity.id,
       toolName: tool.name,
@@ -218,14 +194,7 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
     });
   }
 
-  async #run(
-    tool: RegisteredTool,
-    params: Record<string, unknown>,
-    identity: CallIdentity,
-    scope: InvocationScope,
-    context: CallContext,
-    budgetMs: number,
-  ): Promise<InvocationResult> {
+  async #run({ tool, params, identity, scope, budgetMs }: Execution, context: CallContext): Promise<InvocationResult> {
     const max = this.#options.maxContentChars;
     const settled = await settle(() => tool.handler(params, context), context, scope.cancellation);
     if (settled.kind === 'deadline' || settled.kind === 'cancelled') {
