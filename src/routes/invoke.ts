@@ -1,11 +1,10 @@
 /** POST /tools/invoke (a call or a turn, in any format) and POST /tools/{name}/invoke (bare arguments). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastJson from 'fast-json-stringify';
-import { parseCalls, type Format } from '../formats/index.ts';
+import { parseCalls } from '../formats/index.ts';
 import { nativeFormat } from '../formats/native.ts';
 import { invocationResultSchema, problemResponses, turnResultSchema } from '../schemas.ts';
-import type { Dispatcher, ToolCall } from '../tools/invoke.ts';
-import type { InvocationResult } from '../tools/outcome.ts';
+import type { Dispatcher } from '../tools/invoke.ts';
 import { scopeOf } from './scope.ts';
 import { idempotencyKeyOf, keyedCall, markReplayed } from './idempotency.ts';
 import { answerCalls, streamInvocation } from './invoke-stream.ts';
