@@ -130,11 +130,13 @@ export class McpEndpoint {
   async #callTool(message: JsonRpcRequest, env: RequestEnv): Promise<Record<string, unknown>> {
     const name = message.params?.name;
     if (typeof name !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'tools/call needs params.name (a string)');
-    const scope = env.scope();
-    if (env.progress !== undefined) scope.progress = env.progress;
-    const link = scope.cancellation === null ? null : new CancelLink(scope.cancellation);
+    // This call's own copy: the calls of a batch share the request's scope, and each gets its own
+    // cancellation and progress listener.
+    const shared = env.scope();
+    const link = shared.cancellation === null ? null : new CancelLink(shared.cancellation);
     const cancellation = new Cancellation(link);
-    scope.cancellation = cancellation;
+    const scope: InvocationScope = { ...shared, cancellation };
+    if (env.progress !== undefined) scope.progress = env.progress;
     const key = keyOf(env.sessionKey, message.id);
     const calls = this.#inflight.get(key);
     if (calls === undefined) this.#inflight.set(key, [cancellation]);

@@ -118,7 +118,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dis
       const message = `JSON-RPC batches exist only in protocol versions ${BATCH_VERSIONS.join(' and ')}`;
       return send(request, reply, 400, errorResponse(null, { code: ErrorCode.InvalidRequest, message }));
     }
-    let scope: InvocationScope | null = null;
+    let shared: InvocationScope | null = null;
     const answers: Promise<JsonRpcResponse>[] = [];
     for (const item of body) {
       const id: RequestId | null = idOf(item);
@@ -132,7 +132,14 @@ export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dis
         }
         if (classified.message.method === 'initialize') throw new ProtocolFault(ErrorCode.InvalidRequest, 'initialize must not be part of a batch');
         const message = classified.message;
-        const env: RequestEnv = { era: 'handshake', sessionKey: sessionId ?? '', caller: request.caller, scope: () => (scope ??= scopeFor(request, reply, sessionId)) };
+        const env: RequestEnv = {
+          era: 'handshake',
+          sessionKey: sessionId ?? '',
+          caller: request.caller,
+          scope() {
+            return (shared ??= scopeFor(request, reply, sessionId));
+          },
+        };
         answers.push(
           endpoint.request(message, env).then(
             (result): JsonRpcResponse => ({ jsonrpc: '2.0', id: message.id, result }),
@@ -192,8 +199,16 @@ export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dis
           return accepted(reply);
         }
         const message = classified.message;
-        const scope = message.method === 'tools/call' ? scopeFor(request, reply, sessionId) : null;
-        return await answer(request, reply, message, { era, sessionKey: sessionId ?? '', caller: request.caller, scope: () => scope! });
+        const callScope = message.method === 'tools/call' ? scopeFor(request, reply, sessionId) : null;
+        // A method, not a property arrow: tsx would wrap the arrow in a defineProperty per request.
+        return await answer(request, reply, message, {
+          era,
+          sessionKey: sessionId ?? '',
+          caller: request.caller,
+          scope() {
+            return callScope!;
+          },
+        });
       } catch (err) {
         if (!(err instanceof ProtocolFault)) throw err;
         return send(request, reply, err.status, errorResponse(idOf(body), err.toError()));

@@ -120,6 +120,25 @@ describe('POST /mcp protocol', () => {
       expect((await rpc([{ jsonrpc: '2.0', method: 'notifications/initialized' }])).status).toBe(202);
     });
 
+    it('cancels only the call of a batch that notifications/cancelled names', async () => {
+      const version = { 'mcp-protocol-version': '2025-03-26' };
+      const running = rpc(
+        [
+          { jsonrpc: '2.0', id: 'x', method: 'tools/call', params: { name: 'slow', arguments: { ms: 400, tag: 'x' } } },
+          { jsonrpc: '2.0', id: 'y', method: 'tools/call', params: { name: 'slow', arguments: { ms: 400, tag: 'y' } } },
+        ],
+        version,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const notice = await rpc({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'x', reason: 'changed my mind' } }, version);
+      expect(notice.status).toBe(202);
+      const { status, body } = await running;
+      expect(status).toBe(200);
+      expect(body.map((r: { id: string }) => r.id)).toEqual(['x', 'y']);
+      expect(body[0].result.isError).toBe(true);
+      expect(body[1].result).toMatchObject({ isError: false, structuredContent: { tag: 'y', waited: 400 } });
+    });
+
     it('refuses batches in versions without them, and empty batches, with -32600', async () => {
       const late = await rpc([{ jsonrpc: '2.0', id: 1, method: 'ping' }], { 'mcp-protocol-version': '2025-06-18' });
       expect(late.status).toBe(400);
