@@ -139,7 +139,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(sessionRoutes, { store });
   await app.register(metricsRoutes, { metrics });
   await app.register(ledgerRoutes, { ledger: store.ledger });
-  await app.register(mcpRoutes, { dispatcher, registry, version: VERSION });
+  await app.register(mcpRoutes, { dispatcher, registry, version: VERSION, metrics });
   return app;
 }
 

@@ -21,6 +21,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../mcp/protocol.ts';
+import type { Metrics } from '../metrics.ts';
 import { StoreUnavailableError } from '../store/types.ts';
 import type { Dispatcher, InvocationScope } from '../tools/invoke.ts';
 import { ProgressThrottle } from '../tools/progress.ts';
@@ -64,7 +65,7 @@ function scopeFor(request: FastifyRequest, reply: FastifyReply, sessionId: strin
   return scope;
 }
 
-export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dispatcher; registry: ToolRegistry; version: string }): Promise<void> {
+export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dispatcher; registry: ToolRegistry; version: string; metrics?: Metrics }): Promise<void> {
   const endpoint = new McpEndpoint(options.dispatcher, options.registry, options.version);
 
   // The body is parsed here, not by the app's parser, so that bad JSON answers JSON-RPC -32700.
@@ -91,6 +92,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dis
     } catch (err) {
       if (err instanceof ProtocolFault) response = errorResponse(message.id, err.toError());
       else if (err instanceof StoreUnavailableError) {
+        options.metrics?.storeError(); // answered here, not by the app's error handler that counts the others
         status = 503;
         reply.header('retry-after', '1');
         response = errorResponse(message.id, { code: ErrorCode.InternalError, message: 'the state store is unreachable; retry shortly' });

@@ -58,7 +58,17 @@ describe('metrics of store errors', () => {
       await redis.stop();
       for (let i = 0; i < 3 && (await get(app, '/readyz')).status !== 503; i++) await new Promise((r) => setTimeout(r, 100));
       expect((await post(app, { name: 'echo', arguments: { text: 'x' } }, { 'x-session-id': 's' })).status).toBe(503);
-      expect(sample((await get(app, '/metrics')).text, 'toolport_store_errors_total')).toBeGreaterThanOrEqual(1);
+      const before = sample((await get(app, '/metrics')).text, 'toolport_store_errors_total')!;
+      expect(before).toBeGreaterThanOrEqual(1);
+      // /mcp answers a store outage with its own JSON-RPC error body: counted all the same.
+      const mcp = await app.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', 'x-session-id': 's' },
+        payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } }),
+      });
+      expect(mcp.statusCode).toBe(503);
+      expect(sample((await get(app, '/metrics')).text, 'toolport_store_errors_total')).toBe(before + 1);
     } finally {
       await app.close();
       await redis.stop();
