@@ -49,9 +49,9 @@ function sessionTool({ store }: IntrospectDeps): ToolDefinition<{ events?: numbe
       if (context.session === null) return error('This call has no session: the caller must send an X-Session-Id header.');
       const id = context.session.id;
       const plan = (await readPlan(context.session)) ?? null;
-      const { total } = await store.sessionEvents(id, 0, 1);
-      const page = await store.sessionEvents(id, Math.max(0, total - wanted), wanted);
+      const page = await store.sessionEvents(id, 'newest', wanted);
       const events = numberedEvents(page);
+      const total = page.total;
       const planText = plan === null ? 'no plan' : `a plan "${plan.objective}" (${plan.status}, ${plan.steps.length} steps)`;
       return ok({ session_id: id, plan, events, events_total: total }, `Session "${id}" has ${planText} and ${total} recorded calls.`);
     },

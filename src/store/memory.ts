@@ -69,8 +69,9 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async sessionEvents(sessionId: string, after: number, limit: number): Promise<EventPage> {
+  async sessionEvents(sessionId: string, since: number | 'newest', limit: number): Promise<EventPage> {
     const entry = this.#live(sessionId);
+    const after = since === 'newest' ? Math.max(0, (entry?.total ?? 0) - limit) : since;
     if (entry === undefined) return { events: [], firstSeq: Math.max(after + 1, 1), total: 0 };
     const kept = Math.min(entry.events.length, this.#options.sessionMaxEvents);
     const first = entry.total - kept + 1;

@@ -16,7 +16,7 @@ const lua = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.m
 type Client = (Redis | Cluster) & {
   commitSession(state: string, versions: string, events: string, seq: string, ...args: (string | number)[]): Promise<number>;
   readSession(state: string, versions: string, ...fields: string[]): Promise<[(string | null)[], (string | null)[]]>;
-  sessionEvents(events: string, seq: string, after: number, limit: number): Promise<[number, number, string[]]>;
+  sessionEvents(events: string, seq: string, after: number, limit: number, newest: '0' | '1'): Promise<[number, number, string[]]>;
   recordDefinitions(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<number>;
 };
 
@@ -131,9 +131,10 @@ export class RedisStore implements Store {
     return (await this.#run(() => this.#client.commitSession(...this.#sessionKeys(sessionId), ...args))) === 1;
   }
 
-  async sessionEvents(sessionId: string, after: number, limit: number): Promise<EventPage> {
+  async sessionEvents(sessionId: string, after: number | 'newest', limit: number): Promise<EventPage> {
     const [, , events, seq] = this.#sessionKeys(sessionId);
-    const [total, firstSeq, page] = await this.#run(() => this.#client.sessionEvents(events, seq, after, limit));
+    const newest = after === 'newest';
+    const [total, firstSeq, page] = await this.#run(() => this.#client.sessionEvents(events, seq, newest ? 0 : after, limit, newest ? '1' : '0'));
     return { events: page, firstSeq: Number(firstSeq), total: Number(total) };
   }
 

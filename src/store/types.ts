@@ -57,8 +57,11 @@ export interface Store {
    * the session's TTL. Returns false, changing nothing, when a key read has changed since (a conflict).
    */
   commitSession(sessionId: string, commit: SessionCommit): Promise<boolean>;
-  /** Events with sequence numbers after `after` (oldest first, at most `limit`) among those still kept. */
-  sessionEvents(sessionId: string, after: number, limit: number): Promise<EventPage>;
+  /**
+   * Events with sequence numbers after `after` (oldest first, at most `limit`) among those still
+   * kept; `'newest'`: the newest `limit` events, read with the total in one snapshot.
+   */
+  sessionEvents(sessionId: string, after: number | 'newest', limit: number): Promise<EventPage>;
   /** Removes the session's state and events; true when there was something to remove. */
   deleteSession(sessionId: string): Promise<boolean>;
   close(): Promise<void>;

@@ -44,6 +44,10 @@ describe.each(STORES)('session store contract (%s store)', (kind) => {
     expect(await store.sessionEvents(id, 0, 10)).toEqual({ events: ['{"n":3}', '{"n":4}', '{"n":5}', '{"n":6}'], firstSeq: 3, total: 6 });
     expect(await store.sessionEvents(id, 4, 1)).toEqual({ events: ['{"n":5}'], firstSeq: 5, total: 6 });
     expect((await store.sessionEvents(id, 6, 10)).events).toEqual([]);
+    // The newest N with the total, in one read; more than are kept gives what is kept.
+    expect(await store.sessionEvents(id, 'newest', 2)).toEqual({ events: ['{"n":5}', '{"n":6}'], firstSeq: 5, total: 6 });
+    expect(await store.sessionEvents(id, 'newest', 10)).toEqual({ events: ['{"n":3}', '{"n":4}', '{"n":5}', '{"n":6}'], firstSeq: 3, total: 6 });
+    expect(await store.sessionEvents(`none-${id}`, 'newest', 5)).toEqual({ events: [], firstSeq: 1, total: 0 });
   });
 
   it('serves the event log a page at a time at GET /sessions/{id}/events', async () => {
