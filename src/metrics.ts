@@ -57,7 +57,6 @@ abstract class ScrapedMetric {
     /** Not readonly: an OpenMetrics registry renames counters in place. */
     public name: string,
     readonly help: string,
-    protected readonly series: Map<string, ToolSeries>,
   ) {}
 
   abstract samples(): Sample[];
@@ -67,7 +66,18 @@ abstract class ScrapedMetric {
   }
 }
 
-class CallCounter extends ScrapedMetric {
+/** Metrics read from the per-tool series. */
+abstract class SeriesMetric extends ScrapedMetric {
+  constructor(
+    name: string,
+    help: string,
+    protected readonly series: Map<string, ToolSeries>,
+  ) {
+    super(name, help);
+  }
+}
+
+class CallCounter extends SeriesMetric {
   readonly type = 'counter';
   samples(): Sample[] {
     const values: Sample[] = [];
@@ -77,27 +87,27 @@ class CallCounter extends ScrapedMetric {
 }
 
 /** A counter with one label, e.g. ledger lookups by result. */
-class OneLabelCounter {
-  readonly aggregator = 'sum';
+class OneLabelCounter extends ScrapedMetric {
   readonly type = 'counter';
   readonly #counts = new Map<string, number>();
   constructor(
-    public name: string,
-    readonly help: string,
+    name: string,
+    help: string,
     readonly label: string,
-  ) {}
+  ) {
+    super(name, help);
+  }
 
   inc(value: string): void {
     this.#counts.set(value, (this.#counts.get(value) ?? 0) + 1);
   }
 
-  async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Sample[] }> {
-    const values = [...this.#counts].map(([value, count]) => ({ labels: { [this.label]: value }, value: count }));
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  samples(): Sample[] {
+    return [...this.#counts].map(([value, count]) => ({ labels: { [this.label]: value }, value: count }));
   }
 }
 
-class DurationHistogram extends ScrapedMetric {
+class DurationHistogram extends SeriesMetric {
   readonly type = 'histogram';
   samples(): Sample[] {
     const values: Sample[] = [];
@@ -124,7 +134,7 @@ export class Metrics {
   readonly #storeErrors = new Counter({ name: 'toolport_store_errors_total', help: 'Requests answered 503 because the store could not be reached', registers: [this.#app] });
 
   constructor() {
-    const register = (metric: ScrapedMetric | OneLabelCounter) => this.#app.registerMetric(metric as unknown as Metric);
+    const register = (metric: ScrapedMetric) => this.#app.registerMetric(metric as unknown as Metric);
     register(this.#conflicts);
     register(this.#ledger);
     register(new CallCounter('toolport_tool_calls_total', 'Tool calls by tool and outcome (success, or the error code)', this.#series));

@@ -175,7 +175,7 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
   async #attempt(run: Execution, sessionId: string): Promise<InvocationResult | null> {
     const session = new StagedSession(this.#options.store, sessionId);
     const result = await this.#run(run, this.#context(run, session));
-    return this.#commit(run.scope, run.identity, run.params, result, session.close());
+    return this.#commit(sessionId, run.scope, run.identity, run.params, result, session.close());
   }
 
   #context({ tool, identity, scope, deadline }: Execution, session: StagedSession | null): CallContext {
@@ -248,21 +248,21 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
   /** Records the ToolInvoked event of a call that wrote nothing to its session (without a session: at once). */
   #finish(scope: InvocationScope, identity: CallIdentity, params: unknown, result: InvocationResult): InvocationResult | Promise<InvocationResult> {
     if (scope.sessionId === null) return this.#record(scope, identity, result);
-    return this.#commit(scope, identity, params, result, NOTHING_STAGED).then((committed) => committed ?? result); // nothing read: never a conflict
+    return this.#commit(scope.sessionId, scope, identity, params, result, NOTHING_STAGED).then((committed) => committed ?? result); // nothing read: never a conflict
   }
 
   /**
-   * Records the ToolInvoked event, committed with the session's staged writes (only on success) or
-   * logged alone. Answers null, recording nothing, when the session changed under the handler.
+   * Records the ToolInvoked event in the session, committed with its staged writes (only on
+   * success). Answers null, recording nothing, when the session changed under the handler.
    */
   async #commit(
+    sessionId: string,
     scope: InvocationScope,
     identity: CallIdentity,
     params: unknown,
     result: InvocationResult,
     staged: Pick<SessionCommit, 'reads' | 'writes'>,
   ): Promise<InvocationResult | null> {
-    if (scope.sessionId === null) return this.#record(scope, identity, result);
     const event = {
       type: 'ToolInvoked',
       tool: identity.name.slice(0, 128), // an unknown name can be as long as the body
@@ -278,7 +278,7 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
     // Reads matter only to a call that writes: a read-only call never conflicts.
     const writes = result.success ? staged.writes : NOTHING_STAGED.writes;
     const reads = writes.size > 0 ? staged.reads : NOTHING_STAGED.reads;
-    const commit = this.#options.store.commitSession(scope.sessionId, { reads, writes, event: JSON.stringify(event) });
+    const commit = this.#options.store.commitSession(sessionId, { reads, writes, event: JSON.stringify(event) });
     if (LATE_CODES.has(result.error?.code ?? '')) {
       // Out of time (or caller gone): answer now; the lone event lands when the store answers.
       commit.catch((err: unknown) => scope.log.warn({ err, callId: identity.id }, 'the event of a call that ran out of time was not recorded'));

@@ -12,7 +12,6 @@ class HandlerRace implements CancelListener {
   readonly #cancellation: Cancellation | null;
   readonly #resolve: (outcome: Settled) => void;
   #timer: NodeJS.Timeout | null = null;
-  #subscribed = false;
   #done = false;
 
   constructor(context: CallContext, cancellation: Cancellation | null, resolve: (outcome: Settled) => void) {
@@ -28,7 +27,6 @@ class HandlerRace implements CancelListener {
    */
   arm(): void {
     if (this.#done) return;
-    this.#subscribed = true;
     this.#cancellation?.subscribe(this);
     if (!this.#done) this.#timer = setTimeout(onDeadline, Math.max(0, this.#context.deadline - Date.now()), this);
   }
@@ -47,7 +45,7 @@ class HandlerRace implements CancelListener {
     // A handler that blocked the event loop past its deadline answers late: that answer is dropped.
     const outcome = settled.kind !== 'cancelled' && Date.now() > this.#context.deadline ? DEADLINE : settled;
     if (this.#timer !== null) clearTimeout(this.#timer);
-    if (this.#subscribed) this.#cancellation?.unsubscribe(this);
+    this.#cancellation?.unsubscribe(this); // a no-op when arm() never subscribed
     if (outcome.kind === 'deadline' || outcome.kind === 'cancelled') this.#context.ended.cancel(new Error(outcome.kind));
     this.#resolve(outcome);
   }
