@@ -27,6 +27,7 @@ import { createStore } from './store/index.ts';
 import { StoreUnavailableError, type Store } from './store/types.ts';
 import { Dispatcher } from './tools/invoke.ts';
 import { loadPlugins } from './tools/plugins.ts';
+import { loadToolSources, type ToolSources } from './sources/index.ts';
 import { Provenance } from './tools/provenance.ts';
 import { ToolRegistry } from './tools/registry.ts';
 
@@ -46,6 +47,18 @@ export function createLogger(config: Config): Logger {
   });
 }
 
+/** `annotations.idempotent` only tells clients; without an `idempotency` strategy the ledger is off. */
+function warnOfIdempotentHints(registry: ToolRegistry, log: Logger): void {
+  for (const tool of registry.list()) {
+    if (tool.annotations?.idempotent === true && tool.idempotency === null) {
+      log.warn(
+        { tool: tool.name, source: tool.source },
+        `tool "${tool.name}" sets annotations.idempotent, a hint for clients only: without an idempotency strategy its calls do not go through the effect ledger (set idempotency: {strategy: 'auto'} for that, or strategy 'none' to silence this)`,
+      );
+    }
+  }
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -55,14 +68,17 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const store = await createStore(config, logger);
   const registry = new ToolRegistry();
   const provenance = new Provenance(store, registry, logger);
+  let sources: ToolSources | null = null;
   try {
     await registerBuiltins(registry, { registry, store, keys, provenance, workspaceRoot: config.workspaceRoot });
     if (options.register) await registry.withSource('app options', () => options.register!(registry));
     await loadPlugins(registry, config.toolPlugins);
+    if (config.toolsFile !== null) sources = await loadToolSources({ registry, file: config.toolsFile, log: logger });
   } catch (err) {
     await store.close();
     throw err;
   }
+  warnOfIdempotentHints(registry, logger);
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -118,7 +134,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new NotFound(`no route ${request.method} ${request.url.split('?')[0]}`)));
 
-  app.addHook('onClose', async () => store.close());
+  app.addHook('onClose', async () => {
+    await sources?.close();
+    await store.close();
+  });
   const dispatcher = new Dispatcher({
     registry,
     store,

@@ -7,6 +7,8 @@ export interface Config {
   readonly redisClusterNodes: readonly { host: string; port: number }[] | null;
   readonly keyPrefix: string;
   readonly toolPlugins: readonly string[];
+  /** TOOLS_FILE: a YAML or JSON file of tool sources (SPEC §10). */
+  readonly toolsFile: string | null;
   readonly apiKeysFile: string | null;
   readonly workspaceRoot: string | null;
   readonly logLevel: string;
@@ -104,6 +106,7 @@ export function loadConfig(env: Env = process.env): Config {
     toolPlugins: Object.freeze(
       (text(env, 'TOOL_PLUGINS') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''),
     ),
+    toolsFile: text(env, 'TOOLS_FILE') ?? null,
     apiKeysFile: text(env, 'API_KEYS_FILE') ?? null,
     workspaceRoot: text(env, 'WORKSPACE_ROOT') ?? null,
     logLevel,

@@ -31,7 +31,7 @@ export const invocationResultSchema = {
       properties: {
         code: {
           type: 'string',
-          enum: ['unknown_tool', 'invalid_arguments', 'handler_error', 'deadline_exceeded', 'in_progress', 'result_invalid', 'tool_failed', 'cancelled'],
+          enum: ['unknown_tool', 'invalid_arguments', 'handler_error', 'deadline_exceeded', 'in_progress', 'result_invalid', 'tool_failed', 'cancelled', 'upstream_rejected', 'upstream_unavailable', 'tool_changed'],
         },
         detail: { type: 'string' },
       },

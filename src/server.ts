@@ -4,6 +4,7 @@ import { buildApp, createLogger } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { PluginLoadError } from './tools/plugins.ts';
 import { ToolDefinitionError } from './tools/registry.ts';
+import { ToolsFileError } from './sources/index.ts';
 
 
 async function main(): Promise<void> {
@@ -20,7 +21,7 @@ async function main(): Promise<void> {
   try {
     app = await buildApp(config, { logger: log });
   } catch (err) {
-    if (!(err instanceof ToolDefinitionError || err instanceof PluginLoadError || err instanceof ConfigError)) throw err;
+    if (!(err instanceof ToolDefinitionError || err instanceof PluginLoadError || err instanceof ConfigError || err instanceof ToolsFileError)) throw err;
     process.stderr.write(`toolport: ${err instanceof ConfigError ? 'bad configuration: ' : ''}${err.message}\n`);
     process.exit(1);
   }

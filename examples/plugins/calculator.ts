@@ -15,6 +15,8 @@ const add = defineTool<{ a: number; b: number }, { sum: number }>({
   result: { type: 'object', properties: { sum: { type: 'number' } }, required: ['sum'] },
   examples: [{ description: 'two plus three', input: { a: 2, b: 3 }, output: { sum: 5 } }],
   annotations: { read_only: true, idempotent: true },
+  // Pure arithmetic: repeating it is harmless, so no ledger record is worth its round trip.
+  idempotency: { strategy: 'none' },
   handler: ({ a, b }) => ok({ sum: a + b }, `${a} + ${b} = ${a + b}`),
 });
 

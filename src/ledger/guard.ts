@@ -136,7 +136,8 @@ export class LedgerGuard {
   }
 
   /** `context` is made only for a custom key function, which is handed it (the other strategies need none). */
-  async run(call: GuardedCall, execute: () => Promise<InvocationResult>, context: () => ToolContext): Promise<InvocationResult> {
+  /** `execute` is handed the call's ledger key (its context tells the handler). */
+  async run(call: GuardedCall, execute: (key: string) => Promise<InvocationResult>, context: () => ToolContext): Promise<InvocationResult> {
     const { tool, identity } = call;
     const paramsHash = hashJson(call.params);
     let part: string;
@@ -178,12 +179,12 @@ export class LedgerGuard {
     }
   }
 
-  async #execute(call: GuardedCall, key: string, labels: EntryLabels, token: string, execute: () => Promise<InvocationResult>): Promise<InvocationResult> {
+  async #execute(call: GuardedCall, key: string, labels: EntryLabels, token: string, execute: (key: string) => Promise<InvocationResult>): Promise<InvocationResult> {
     const lease: HeldLease = { log: call.log, key, token, renewedAt: performance.now() };
     this.#renewer.hold(lease);
     let result: InvocationResult;
     try {
-      result = await execute();
+      result = await execute(key);
     } catch (err) {
       this.#renewer.release(lease);
       await this.#abort(call.log, key, token);

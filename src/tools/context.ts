@@ -73,6 +73,8 @@ export interface NestedCalls<Scope> {
 export interface CallContextInit<Scope = unknown> {
   callId: string;
   toolName: string;
+  requestId: string;
+  idempotencyKey: string | null;
   session: SessionHandle | null;
   /** Named in the call's log lines. */
   sessionId: string | null;
@@ -90,6 +92,8 @@ export interface CallContextInit<Scope = unknown> {
 export class CallContext implements ToolContext {
   readonly callId: string;
   readonly toolName: string;
+  readonly requestId: string;
+  readonly idempotencyKey: string | null;
   readonly session: SessionHandle | null;
   readonly deadline: number;
   readonly caller: string | null;
@@ -103,6 +107,8 @@ export class CallContext implements ToolContext {
   constructor(init: CallContextInit<unknown>) {
     this.callId = init.callId;
     this.toolName = init.toolName;
+    this.requestId = init.requestId;
+    this.idempotencyKey = init.idempotencyKey;
     this.session = init.session;
     this.deadline = init.deadline;
     this.caller = init.caller;

@@ -16,6 +16,7 @@ import type { RegisteredTool, ToolRegistry } from './registry.ts';
 import { renderContent } from './render.ts';
 import { CallContext, type Cancellation, type NestedCalls } from './context.ts';
 import { settle } from './race.ts';
+import { ToolFailure } from './failure.ts';
 import { checkResult, parseArguments } from './result.ts';
 import { LedgerGuard } from '../ledger/guard.ts';
 import type { NestedResult } from './types.ts';
@@ -71,6 +72,8 @@ interface Execution {
   /** Epoch ms. */
   deadline: number;
   budgetMs: number;
+  /** The ledger key, once the ledger let this call run (idempotent tools only). */
+  idempotencyKey: string | null;
 }
 
 const MAX_NESTING = 8;
@@ -125,7 +128,7 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
       const [message, detail] = explain.deadline(tool, budgetMs);
       return this.#finish(scope, identity, params, failure(identity, 'deadline_exceeded', message, detail, max));
     }
-    const run: Execution = { tool, params: deepFreeze(params) as Record<string, unknown>, identity, scope, deadline, budgetMs };
+    const run: Execution = { tool, params: deepFreeze(params) as Record<string, unknown>, identity, scope, deadline, budgetMs, idempotencyKey: null };
     if (scope.sessionId !== null) this.#options.store.assertAvailable();
     if (tool.idempotency === null || tool.idempotency.strategy === 'none') return this.#execute(run);
     // An idempotent tool runs through the effect ledger (src/ledger/guard.ts): once per key. The
@@ -134,8 +137,9 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
     const result = await this.#ledger.run(
       { tool, params: run.params, identity, sessionId: scope.sessionId, caller: scope.caller, headerKey: call.idempotencyKey ?? null, deadline, cancellation: scope.cancellation, log: scope.log },
       // Arrows passed in place (not named consts): tsx would wrap a named one in a defineProperty per call.
-      () => {
+      (key) => {
         executed = true;
+        run.idempotencyKey = key;
         return this.#execute(run);
       },
       () => this.#context(run, scope.sessionId === null ? null : new StagedSession(this.#options.store, scope.sessionId)),
@@ -178,10 +182,12 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
     return this.#commit(sessionId, run.scope, run.identity, run.params, result, session.close());
   }
 
-  #context({ tool, identity, scope, deadline }: Execution, session: StagedSession | null): CallContext {
+  #context({ tool, identity, scope, deadline, idempotencyKey }: Execution, session: StagedSession | null): CallContext {
     return new CallContext({
       callId: identity.id,
       toolName: tool.name,
+      requestId: scope.requestId,
+      idempotencyKey,
       session,
       deadline,
       sessionId: scope.sessionId,
@@ -203,6 +209,10 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
     }
     if (settled.kind === 'threw') {
       if (settled.error instanceof StoreUnavailableError) throw settled.error;
+      if (settled.error instanceof ToolFailure) {
+        context.log.warn({ code: settled.error.code, detail: settled.error.detail }, 'tool failed');
+        return failure(identity, settled.error.code, settled.error.message, settled.error.detail, max);
+      }
       context.log.warn({ err: settled.error }, 'tool handler threw');
       const [message, detail] = explain.handlerError(tool, reasonOf(settled.error));
       return failure(identity, 'handler_error', message, detail, max);

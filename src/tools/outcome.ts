@@ -11,7 +11,13 @@ export type ErrorCode =
   | 'in_progress'
   | 'result_invalid'
   | 'tool_failed'
-  | 'cancelled';
+  | 'cancelled'
+  /** An HTTP or OpenAPI tool's endpoint answered 4xx (SPEC §10). */
+  | 'upstream_rejected'
+  /** The endpoint or MCP server behind a tool did not answer, answered 5xx or broke its protocol. */
+  | 'upstream_unavailable'
+  /** A pinned upstream tool changed and the change is not accepted yet. */
+  | 'tool_changed';
 
 export interface ToolError {
   code: ErrorCode;

@@ -1,6 +1,7 @@
 /** TOOL_PLUGINS: ES modules (or packages) whose default export defines tools (SPEC §2.1). */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { resolvePackageEntry } from './package-entry.ts';
 import { ToolDefinitionError, type ToolRegistry } from './registry.ts';
 import type { ToolDefinition } from './types.ts';
 
@@ -8,10 +9,15 @@ export class PluginLoadError extends Error {
   override name = 'PluginLoadError';
 }
 
-/** A path (relative to the working directory) or a package name. */
+/**
+ * A path (relative to `cwd`) or a package name, found from `cwd` first (the user's project, or
+ * the tools file's folder), else from toolport's own location.
+ */
 function specifierOf(entry: string, cwd: string): string {
-  const looksLikePath = entry.startsWith('.') || isAbsolute(entry) || /\.(m?js|c?js|m?ts)$/.test(entry);
-  return looksLikePath ? pathToFileURL(resolve(cwd, entry)).href : entry;
+  const looksLikePath = entry.startsWith('.') || isAbsolute(entry) || /\.(m?js|c?js|m?ts|cts)$/.test(entry);
+  if (looksLikePath) return pathToFileURL(resolve(cwd, entry)).href;
+  const found = resolvePackageEntry(entry, cwd);
+  return found === null ? entry : pathToFileURL(found).href;
 }
 
 export async function loadPlugin(registry: ToolRegistry, entry: string, cwd = process.cwd()): Promise<void> {

@@ -58,6 +58,13 @@ export interface NestedResult {
 export interface ToolContext {
   readonly callId: string;
   readonly toolName: string;
+  /** The HTTP request's id (X-Request-Id, or one made up): the one every log line of the call carries. */
+  readonly requestId: string;
+  /**
+   * The effect ledger's key for this call when the tool has an idempotency strategy (the key every
+   * retry of this call shares), else null. Forwarding tools send it upstream as `Idempotency-Key`.
+   */
+  readonly idempotencyKey: string | null;
   readonly session: SessionHandle | null;
   readonly deadline: number;
   readonly signal: AbortSignal;

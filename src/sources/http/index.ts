@@ -1,0 +1,84 @@
+/**
+ * The `http:` section of TOOLS_FILE (SPEC §10): one tool per entry, any language behind the URL.
+ * The validated arguments go as the JSON body to the configured endpoint; the answer is mapped
+ * by src/sources/upstream/answer.ts.
+ */
+import type { Dispatcher } from 'undici';
+import type { ToolContext } from '../../tools/types.ts';
+import { EntryReader, type RawEntry } from '../entry.ts';
+import { readToolOptions } from '../tool-options.ts';
+import type { SourceContext } from '../types.ts';
+import { resultOfAnswer } from '../upstream/answer.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES, UpstreamClient, type UpstreamRequest } from '../upstream/client.ts';
+import { upstreamClient } from '../upstream/shared.ts';
+import { connectionFailure, endpointOf } from '../upstream/endpoint.ts';
+
+const ENTRY_KEYS = ['name', 'description', 'parameters', 'result', 'examples', 'idempotency', 'annotations', 'timeout_ms', 'endpoint', 'max_response_bytes'];
+const ENDPOINT_KEYS = ['url', 'method', 'headers'];
+/** Methods that carry the arguments as a JSON body. */
+const METHODS = ['POST', 'PUT', 'PATCH'];
+
+interface HttpTool {
+  name: string;
+  origin: string;
+  path: string;
+  method: Dispatcher.HttpMethod;
+  headers: Record<string, string>;
+  maxResponseBytes: number;
+}
+
+async function forward(client: UpstreamClient, tool: HttpTool, params: Record<string, unknown>, context: ToolContext) {
+  const request: UpstreamRequest = {
+    origin: tool.origin,
+    path: tool.path,
+    method: tool.method,
+    headers: client.callHeaders(context, tool.headers),
+    body: JSON.stringify(params),
+    maxResponseBytes: tool.maxResponseBytes,
+  };
+  let answer;
+  try {
+    answer = await client.send(request, context.signal);
+  } catch (err) {
+    throw connectionFailure(tool.name, err);
+  }
+  return resultOfAnswer(tool.name, answer, tool.maxResponseBytes);
+}
+
+export async function registerHttpTools(entries: readonly RawEntry[], context: SourceContext): Promise<void> {
+  if (entries.length === 0) return;
+  const client = upstreamClient(context);
+  for (const entry of entries) {
+    const reader = new EntryReader(context.file.path, entry, ENTRY_KEYS);
+    const name = reader.string('name');
+    reader.named(name);
+    const endpoint = new EntryReader(context.file.path, { where: `${reader.where}: endpoint`, value: reader.object('endpoint') }, ENDPOINT_KEYS);
+    const { origin, path } = endpointOf(endpoint, endpoint.string('url'), 'url');
+    const method = (endpoint.optionalString('method') ?? 'POST').toUpperCase();
+    if (!METHODS.includes(method)) endpoint.fail(`method must be one of ${METHODS.join(', ')} (the arguments are sent as a JSON body)`);
+    const tool: HttpTool = {
+      name,
+      origin,
+      path,
+      method: method as Dispatcher.HttpMethod,
+      headers: { ...lowerCased(endpoint.stringMap('headers')), 'content-type': 'application/json', accept: 'application/json, text/plain;q=0.9, */*;q=0.1' },
+      maxResponseBytes: reader.positiveInteger('max_response_bytes') ?? DEFAULT_MAX_RESPONSE_BYTES,
+    };
+    const raw = reader.raw;
+    await context.registry.withSource(`TOOLS_FILE ${context.file.path}: ${entry.where}`, () =>
+      context.registry.registerTool({
+        name,
+        description: raw.description as string,
+        parameters: raw.parameters as Record<string, unknown>,
+        ...(raw.result !== undefined && { result: raw.result as Record<string, unknown> }),
+        ...(raw.examples !== undefined && { examples: raw.examples as never }),
+        ...readToolOptions(reader, raw),
+        handler: (params, toolContext) => forward(client, tool, params, toolContext),
+      }),
+    );
+  }
+}
+
+export function lowerCased(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+}

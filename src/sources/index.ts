@@ -1,0 +1,83 @@
+/**
+ * Tool sources (SPEC §10): TOOLS_FILE turned into ordinary registered tools. Each kind is one
+ * module that registers tools whose handler forwards the call; the dispatcher runs them like any
+ * other tool, so validation, deadlines, the ledger, sessions and metrics apply without a branch.
+ */
+import type { Logger } from 'pino';
+import type { ToolRegistry } from '../tools/registry.ts';
+import { EntryReader, ToolsFileError, type RawEntry } from './entry.ts';
+import { registerHttpTools } from './http/index.ts';
+import { registerMcpSources } from './mcp/index.ts';
+import { SOURCE_NAME } from './names.ts';
+import { registerOpenApiSources } from './openapi/index.ts';
+import { registerPluginSources } from './plugins.ts';
+import { readToolsFile, type ToolsFile } from './tools-file.ts';
+import type { SourceContext } from './types.ts';
+
+export { ToolsFileError } from './entry.ts';
+
+export interface ToolSources {
+  /** Closes what the sources hold open (connection pools, child processes), last opened first. */
+  close(): Promise<void>;
+}
+
+export interface LoadToolSourcesOptions {
+  registry: ToolRegistry;
+  /** TOOLS_FILE as given (relative to the working directory). */
+  file: string;
+  log: Logger;
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * `source` of every openapi and mcp entry: valid as a tool-name prefix and unique across both
+ * sections; an mcp entry also names exactly one of `command` and `url`.
+ */
+function checkSourceNames(file: ToolsFile): void {
+  const seen = new Map<string, string>();
+  const check = (entry: RawEntry, extra: (reader: EntryReader) => void) => {
+    const reader = new EntryReader(file.path, entry, Object.keys((entry.value ?? {}) as object));
+    const source = reader.string('source');
+    if (!SOURCE_NAME.test(source)) reader.fail(`source must match ${SOURCE_NAME} (it prefixes the tool names)`);
+    reader.named(source);
+    const earlier = seen.get(source);
+    if (earlier !== undefined) reader.fail(`source "${source}" is already used by ${earlier}`);
+    seen.set(source, entry.where);
+    extra(reader);
+  };
+  for (const entry of file.openapi) check(entry, () => {});
+  for (const entry of file.mcp) {
+    check(entry, (reader) => {
+      if (reader.has('command') === reader.has('url')) reader.fail('an MCP server needs exactly one of command (stdio) or url (Streamable HTTP)');
+    });
+  }
+}
+
+export async function loadToolSources(options: LoadToolSourcesOptions): Promise<ToolSources> {
+  const file = await readToolsFile(options.file, options.env);
+  checkSourceNames(file);
+  const closers: (() => Promise<void>)[] = [];
+  const context: SourceContext = {
+    registry: options.registry,
+    file,
+    log: options.log,
+    onClose: (close) => closers.push(close),
+  };
+  const sources: ToolSources = {
+    async close() {
+      for (const close of closers.splice(0).reverse()) {
+        await close().catch((err: unknown) => options.log.warn({ err }, 'a tool source did not close cleanly'));
+      }
+    },
+  };
+  try {
+    await registerPluginSources(file.plugins, context);
+    await registerHttpTools(file.http, context);
+    await registerOpenApiSources(file.openapi, context);
+    await registerMcpSources(file.mcp, context);
+  } catch (err) {
+    await sources.close();
+    throw err;
+  }
+  return sources;
+}

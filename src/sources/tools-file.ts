@@ -1,0 +1,72 @@
+/**
+ * TOOLS_FILE (SPEC §10): a YAML or JSON file of tool sources. Read once at start: parsed, every
+ * `${VAR}` expanded, its sections checked for shape. Each section's entries then go to the
+ * module of its kind (src/sources/<kind>), which checks its own fields.
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, extname, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { ToolsFileError, isObject, type RawEntry } from './entry.ts';
+import { expandVariables, variableFailure } from './variables.ts';
+
+export const SECTIONS = ['plugins', 'http', 'openapi', 'mcp'] as const;
+export type SectionName = (typeof SECTIONS)[number];
+
+export interface ToolsFile {
+  /** The file's absolute path, as every error message names it. */
+  readonly path: string;
+  /** Relative paths in the file (plugins, specs) resolve from here. */
+  readonly folder: string;
+  readonly plugins: readonly RawEntry[];
+  readonly http: readonly RawEntry[];
+  readonly openapi: readonly RawEntry[];
+  readonly mcp: readonly RawEntry[];
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function parseText(path: string, text: string): unknown {
+  const fail = (reason: string): never => {
+    throw new ToolsFileError(`TOOLS_FILE ${path}: not valid ${extname(path) === '.json' ? 'JSON' : 'YAML'}: ${reason.split('\n')[0]}`);
+  };
+  try {
+    // YAML 1.2 is a superset of JSON; a .json file is still read strictly as JSON.
+    return extname(path).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text, { uniqueKeys: true, prettyErrors: false });
+  } catch (err) {
+    return fail(err instanceof Error ? err.message : String(err));
+  }
+}
+
+export async function readToolsFile(given: string, env: Env = process.env, cwd = process.cwd()): Promise<ToolsFile> {
+  const path = resolve(cwd, given);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : err instanceof Error ? err.message : String(err);
+    throw new ToolsFileError(`TOOLS_FILE ${path}: cannot be read: ${reason}`);
+  }
+  const parsed = parseText(path, text);
+  if (!isObject(parsed)) {
+    throw new ToolsFileError(`TOOLS_FILE ${path}: must be a mapping with any of the sections ${SECTIONS.join(', ')}`);
+  }
+  const unknown = Object.keys(parsed).filter((k) => !(SECTIONS as readonly string[]).includes(k));
+  if (unknown.length > 0) {
+    throw new ToolsFileError(`TOOLS_FILE ${path}: unknown section "${unknown[0]}" (sections: ${SECTIONS.join(', ')})`);
+  }
+  const expanded = expandVariables(parsed, env, variableFailure(path)) as Record<string, unknown>;
+  const section = (name: SectionName): RawEntry[] => {
+    const entries = expanded[name];
+    if (entries === undefined || entries === null) return [];
+    if (!Array.isArray(entries)) throw new ToolsFileError(`TOOLS_FILE ${path}: ${name} must be a list`);
+    return entries.map((value, i) => ({ where: `${name}[${i}]`, value }));
+  };
+  return Object.freeze({
+    path,
+    folder: dirname(path),
+    plugins: section('plugins'),
+    http: section('http'),
+    openapi: section('openapi'),
+    mcp: section('mcp'),
+  });
+}

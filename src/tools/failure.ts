@@ -1,0 +1,24 @@
+/**
+ * A handler's way to end its call with one of SPEC §3's failure codes rather than `handler_error`:
+ * tool sources that forward calls (HTTP, OpenAPI, MCP) throw it when their upstream refuses,
+ * fails or breaks its protocol. The dispatcher answers it as `failure(code, message, detail)`.
+ */
+import type { ErrorCode } from './outcome.ts';
+
+/** The codes a handler may end its call with; the others belong to the dispatcher and the ledger. */
+export type HandlerFailureCode = Extract<ErrorCode, 'upstream_rejected' | 'upstream_unavailable' | 'tool_changed' | 'handler_error'>;
+
+export class ToolFailure extends Error {
+  override name = 'ToolFailure';
+  /**
+   * @param message what the model should read: what happened and what to do next
+   * @param detail  a short reason for `error.detail` and the log (never a secret)
+   */
+  constructor(
+    readonly code: HandlerFailureCode,
+    message: string,
+    readonly detail: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,122 @@
+/** TOOLS_FILE: parsing, `${VAR}`, one clear line per problem, names made valid, clashes refused. */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadToolSources } from '../../src/sources/index.ts';
+import { readToolsFile } from '../../src/sources/tools-file.ts';
+import { toolNameFor } from '../../src/sources/names.ts';
+import { ToolRegistry } from '../../src/tools/registry.ts';
+
+let folder: string;
+beforeAll(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'toolport-tools-file-'));
+});
+afterAll(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+const silent = pino({ level: 'silent' });
+
+async function fileWith(name: string, text: string): Promise<string> {
+  const path = join(folder, name);
+  await writeFile(path, text);
+  return path;
+}
+
+/** Loads the file into a fresh registry and returns the one-line error it must stop with. */
+async function startFailure(path: string, env: Record<string, string> = {}): Promise<string> {
+  try {
+    const sources = await loadToolSources({ registry: new ToolRegistry(), file: path, log: silent, env });
+    await sources.close();
+  } catch (err) {
+    if (!(err instanceof Error)) throw err;
+    expect(err.message).not.toContain('\n');
+    return err.message;
+  }
+  throw new Error(`expected ${path} to stop the start`);
+}
+
+const weather = (extra = '') => `
+http:
+  - name: weather_now
+    description: Current weather for a city.
+    parameters: {type: object, properties: {city: {type: string}}, required: [city]}
+    endpoint: {url: "http://127.0.0.1:9/now", headers: {Authorization: "Bearer \${WEATHER_TOKEN}"}}
+${extra}`;
+
+describe('TOOLS_FILE', () => {
+  it('expands ${VAR} in values from the environment, and $${VAR} stands for itself', async () => {
+    const path = await fileWith('vars.yaml', 'http:\n  - {name: a, description: "costs $${PRICE}", url: "${BASE}/x"}\n');
+    const file = await readToolsFile(path, { BASE: 'http://h:1' });
+    expect(file.http[0]!.value).toEqual({ name: 'a', description: 'costs ${PRICE}', url: 'http://h:1/x' });
+    expect(file.folder).toBe(folder);
+  });
+
+  it('stops the start naming a missing variable, its entry and field, never a value', async () => {
+    const message = await startFailure(await fileWith('missing.yaml', weather()), { OTHER: 'secret-value' });
+    expect(message).toBe(`TOOLS_FILE ${join(folder, 'missing.yaml')}: http[0].endpoint.headers.Authorization: environment variable WEATHER_TOKEN is not set`);
+  });
+
+  it('stops the start on a file that cannot be read or parsed, or has an unknown section', async () => {
+    expect(await startFailure(join(folder, 'nowhere.yaml'))).toMatch(/TOOLS_FILE .*nowhere\.yaml: cannot be read: no such file/);
+    expect(await startFailure(await fileWith('bad.yaml', 'http: [\n  - a: b\n'))).toMatch(/bad\.yaml: not valid YAML: /);
+    expect(await startFailure(await fileWith('bad.json', '{"http": [}'))).toMatch(/bad\.json: not valid JSON: /);
+    expect(await startFailure(await fileWith('list.yaml', '- a\n- b\n'))).toMatch(/list\.yaml: must be a mapping with any of the sections plugins, http, openapi, mcp/);
+    expect(await startFailure(await fileWith('section.yaml', 'htttp: []\n'))).toMatch(/section\.yaml: unknown section "htttp"/);
+    expect(await startFailure(await fileWith('notlist.yaml', 'http: {name: a}\n'))).toMatch(/notlist\.yaml: http must be a list/);
+    expect(await startFailure(await fileWith('dupkey.yaml', 'http: []\nhttp: []\n'))).toMatch(/dupkey\.yaml: not valid YAML: .*unique/i);
+  });
+
+  it('stops the start naming the entry and the field of a bad HTTP tool', async () => {
+    const env = { WEATHER_TOKEN: 't' };
+    expect(await startFailure(await fileWith('typo.yaml', weather('    timeout: 5000')), env)).toMatch(/typo\.yaml: http\[0\] "weather_now": unknown key "timeout"/);
+    const noUrl = await fileWith('nourl.yaml', 'http:\n  - {name: a, description: d, parameters: {type: object}, endpoint: {url: "ftp://x/y"}}\n');
+    expect(await startFailure(noUrl)).toMatch(/nourl\.yaml: http\[0\] "a": endpoint: url must be an http\(s\) URL, got "ftp:"/);
+    const get = await fileWith('get.yaml', 'http:\n  - {name: a, description: d, parameters: {type: object}, endpoint: {url: "http://x/y", method: GET}}\n');
+    expect(await startFailure(get)).toMatch(/get\.yaml: http\[0\] "a": endpoint: method must be one of POST, PUT, PATCH/);
+    const badName = await fileWith('name.yaml', 'http:\n  - {name: "Bad Name", description: d, parameters: {type: object}, endpoint: {url: "http://x/y"}}\n');
+    expect(await startFailure(badName)).toMatch(/name\.yaml: http\[0\]: tool "Bad Name": name must match/);
+    const custom = await fileWith('custom.yaml', 'http:\n  - {name: a, description: d, parameters: {type: object}, endpoint: {url: "http://x/y"}, idempotency: {strategy: custom}}\n');
+    expect(await startFailure(custom)).toMatch(/custom\.yaml: http\[0\] "a": idempotency.strategy "custom" needs a key function/);
+  });
+
+  it('stops the start when two sources produce one name, naming both', async () => {
+    const path = await fileWith('clash.yaml', `${weather()}  - name: weather_now\n    description: again\n    parameters: {type: object}\n    endpoint: {url: "http://x/y"}\n`);
+    expect(await startFailure(path, { WEATHER_TOKEN: 't' })).toMatch(/clash\.yaml: http\[1\]: tool "weather_now": name is already taken by TOOLS_FILE .*clash\.yaml: http\[0\]/);
+  });
+
+  it('checks every openapi and mcp source name: valid, unique, and an MCP server names one transport', async () => {
+    expect(await startFailure(await fileWith('src1.yaml', 'mcp:\n  - {source: "Files!", command: npx}\n'))).toMatch(/src1\.yaml: mcp\[0\] "Files!": source must match/);
+    expect(await startFailure(await fileWith('src2.yaml', 'openapi:\n  - {source: pets, spec: ./a.yaml}\nmcp:\n  - {source: pets, url: "http://x/mcp"}\n'))).toMatch(/src2\.yaml: mcp\[0\] "pets": source "pets" is already used by openapi\[0\]/);
+    expect(await startFailure(await fileWith('src3.yaml', 'mcp:\n  - {source: files, command: npx, url: "http://x/mcp"}\n'))).toMatch(/src3\.yaml: mcp\[0\] "files": an MCP server needs exactly one of command/);
+  });
+
+  it('loads plugins listed in the file, resolved from the file folder', async () => {
+    await writeFile(join(folder, 'one.mjs'), "export default {name: 'one_tool', description: 'One.', parameters: {type: 'object'}, handler: () => ({message: 'one'})};\n");
+    const path = await fileWith('plugins.yaml', 'plugins: [./one.mjs]\n');
+    const registry = new ToolRegistry();
+    const sources = await loadToolSources({ registry, file: path, log: silent, env: {} });
+    await sources.close();
+    expect(registry.get('one_tool')?.source).toBe('./one.mjs');
+  });
+});
+
+describe('toolNameFor', () => {
+  it('lower-cases and turns every other character into _', () => {
+    expect(toolNameFor('petstore', 'getPetById')).toBe('petstore_getpetbyid');
+    expect(toolNameFor('files', 'read file/v2.1')).toBe('files_read_file_v2_1');
+    expect(toolNameFor(null, 'Ünïcode-ok')).toBe('_n_code-ok');
+  });
+
+  it('cuts names over 64 characters and ends them with a hash of the whole name, so long names stay apart', () => {
+    const a = toolNameFor('src', `${'x'.repeat(80)}_alpha`);
+    const b = toolNameFor('src', `${'x'.repeat(80)}_beta`);
+    expect(a).toHaveLength(64);
+    expect(b).toHaveLength(64);
+    expect(a).not.toBe(b);
+    expect(a).toMatch(/^[a-z0-9_-]{55}_[0-9a-f]{8}$/);
+    expect(toolNameFor('src', 'y'.repeat(60))).toBe(`src_${'y'.repeat(60)}`);
+  });
+});
