@@ -32,6 +32,11 @@ export interface GeminiFunctionDeclaration {
   parameters?: GeminiSchema;
 }
 
+/** Gemini's `Tool`: the declarations travel grouped, `tools: [{functionDeclarations: […]}]`. */
+export interface GeminiTool {
+  functionDeclarations: GeminiFunctionDeclaration[];
+}
+
 export interface GeminiToolConfig {
   functionCallingConfig: { mode: 'AUTO' | 'NONE' | 'ANY'; allowedFunctionNames?: string[] };
 }
@@ -70,6 +75,11 @@ export function renderGeminiDeclaration(tool: RegisteredTool): GeminiFunctionDec
     : { name: tool.name, description: tool.description, parameters };
 }
 
+/** One `Tool` holding every declaration; no tool at all when the caller may call none (Gemini refuses an empty group). */
+export function renderGeminiTools(declarations: GeminiFunctionDeclaration[]): GeminiTool[] {
+  return declarations.length === 0 ? [] : [{ functionDeclarations: declarations }];
+}
+
 export function renderGeminiToolConfig(choice: ToolChoice): GeminiToolConfig {
   if (choice.mode === 'tool') return { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.name] } };
   return { functionCallingConfig: { mode: choice.mode === 'required' ? 'ANY' : choice.mode === 'none' ? 'NONE' : 'AUTO' } };
@@ -81,5 +91,6 @@ export const geminiFormat: Format = {
   toolMessage: renderGeminiFunctionResponse,
   turnMessages: renderGeminiTurn,
   renderTool: renderGeminiDeclaration,
+  renderToolList: (definitions) => renderGeminiTools(definitions as GeminiFunctionDeclaration[]),
   renderToolChoice: renderGeminiToolConfig,
 };

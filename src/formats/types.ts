@@ -25,6 +25,8 @@ export interface Format {
   turnMessages(results: readonly InvocationResult[], calls?: readonly ToolCall[]): unknown[];
   /** A tool definition as this provider's API takes it. */
   renderTool(tool: RegisteredTool): unknown;
+  /** The `tools` list of GET /tools, when the provider groups definitions (Gemini); else the definitions as they are. */
+  renderToolList?(definitions: unknown[]): unknown[];
   /** The provider's own `tool_choice` value; absent when the provider has no such setting. */
   renderToolChoice?(choice: ToolChoice): unknown;
 }

@@ -81,7 +81,9 @@ export async function toolRoutes(app: FastifyInstance, { registry, provenance }:
         const tools = caller === null ? registry.list() : registry.list().filter((t) => caller.allows(t.name));
         const hash = catalogHash(tools);
         const toolChoice = toolChoiceOf(format, choice, tools.map((t) => t.name));
-        entry = { tag: entityTag(hash, format, choice), body: JSON.stringify({ tools: tools.map((t) => format.renderTool(t)), hash, ...toolChoice }) };
+        const definitions = tools.map((t) => format.renderTool(t));
+        const rendered = format.renderToolList ? format.renderToolList(definitions) : definitions;
+        entry = { tag: entityTag(hash, format, choice), body: JSON.stringify({ tools: rendered, hash, ...toolChoice }) };
         cache.set(key, entry);
       }
       // Every definition served is kept by its hash first (SPEC §4: provenance).

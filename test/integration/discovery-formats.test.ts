@@ -20,7 +20,11 @@ function register(registry: ToolRegistry): void {
 describe('discovery per format', () => {
   let app: FastifyInstance;
   const get = async (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers });
-  const tool = async (format: string, name: string) => (await get(`/tools?format=${format}`)).json().tools.find((t: any) => (t.name ?? t.function?.name) === name);
+  const listed = async (format: string) => {
+    const tools = (await get(`/tools?format=${format}`)).json().tools;
+    return format === 'gemini' ? tools[0].functionDeclarations : tools;
+  };
+  const tool = async (format: string, name: string) => (await listed(format)).find((t: any) => (t.name ?? t.function?.name) === name);
   beforeAll(async () => {
     app = await makeApp('memory', { register });
   });
@@ -62,6 +66,14 @@ describe('discovery per format', () => {
     expect(JSON.stringify((await get('/tools?format=gemini')).json())).not.toContain('additionalProperties');
   });
 
+  it('groups Gemini declarations as Gemini takes them: tools: [{functionDeclarations: […]}]', async () => {
+    const body = (await get('/tools?format=gemini')).json();
+    expect(Object.keys(body)).toEqual(['tools', 'hash']);
+    expect(body.tools).toHaveLength(1);
+    expect(Object.keys(body.tools[0])).toEqual(['functionDeclarations']);
+    expect(body.tools[0].functionDeclarations.map((d: { name: string }) => d.name)).toEqual(app.toolport.registry.list().map((t) => t.name));
+  });
+
   it('serves MCP tools with inputSchema, outputSchema and annotations as hints', async () => {
     expect(await tool('mcp', 'get_weather')).toMatchObject({ name: 'get_weather', inputSchema: { type: 'object' }, outputSchema: { type: 'object', required: ['location', 'temperature_c'] } });
     expect((await tool('mcp', 'delete_file')).annotations).toEqual({ destructiveHint: true, readOnlyHint: false });
@@ -86,7 +98,8 @@ describe('discovery per format', () => {
     const response = await get(`/tools?format=${format}&tool_choice=${choice}`);
     expect(response.statusCode).toBe(200);
     expect(response.json().tool_choice).toEqual(expected);
-    expect(response.json().tools.length).toBeGreaterThan(3);
+    const tools = response.json().tools;
+    expect((format === 'gemini' ? tools[0].functionDeclarations : tools).length).toBeGreaterThan(3);
   });
 
   it('answers 400 for a tool_choice naming no listed tool, or for mcp, which has none', async () => {

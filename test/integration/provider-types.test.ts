@@ -5,7 +5,7 @@
  * the HTTP app, and MCP results are checked at run time by the SDK's own zod schemas.
  */
 import type { ContentBlock, Message, MessageParam, Tool as AnthropicSdkTool, ToolChoice as AnthropicSdkToolChoice, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
-import type { Content, FunctionDeclaration, Part, ToolConfig } from '@google/genai';
+import type { Content, FunctionDeclaration, GenerateContentConfig, Part, ToolConfig } from '@google/genai';
 import { CallToolRequestSchema, CallToolResultSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type {
@@ -18,7 +18,7 @@ import type {
 import type { FunctionTool, ResponseFunctionToolCall, ResponseInput, ResponseInputItem, ToolChoiceFunction, ToolChoiceOptions } from 'openai/resources/responses/responses';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderAnthropicTool, renderAnthropicToolChoice, renderAnthropicToolResult, renderAnthropicTurn } from '../../src/formats/anthropic.ts';
-import { renderGeminiDeclaration, renderGeminiFunctionResponse, renderGeminiToolConfig, renderGeminiTurn } from '../../src/formats/gemini.ts';
+import { renderGeminiDeclaration, renderGeminiFunctionResponse, renderGeminiToolConfig, renderGeminiTools, renderGeminiTurn } from '../../src/formats/gemini.ts';
 import { renderMcpCallToolResult, renderMcpTool } from '../../src/formats/mcp.ts';
 import { renderResponsesTool, renderResponsesToolChoice, renderResponsesToolMessage } from '../../src/formats/openai-responses.ts';
 import { renderOpenAiTool, renderOpenAiToolChoice, renderOpenAiToolMessage } from '../../src/formats/openai.ts';
@@ -106,6 +106,14 @@ describe('messages and tools against the providers’ SDK types', () => {
     expect(part.functionResponse?.response).toEqual({ output: 'Lights set.\n\n{"brightness":25,"colorTemperature":"warm"}' });
     expect(declaration.parameters?.properties?.color_temp).toEqual({ type: 'STRING', enum: ['daylight', 'cool', 'warm'], description: 'Color temperature of the light fixture' });
     expect(config.functionCallingConfig?.allowedFunctionNames).toEqual(['set_light_values']);
+  });
+
+  it('Gemini: GET /tools?format=gemini is the `tools` of a GenerateContentConfig as it stands', async () => {
+    const declarations = app.toolport.registry.list().map(renderGeminiDeclaration);
+    const tools: EnumsAsValues<NonNullable<GenerateContentConfig['tools']>> = renderGeminiTools(declarations);
+    const served = (await app.inject({ method: 'GET', url: '/tools?format=gemini' })).json();
+    expect(served.tools).toEqual(tools);
+    expect(tools[0]).toEqual({ functionDeclarations: declarations });
   });
 
   it('MCP: tools/call params parse as the SDK request; CallToolResult and Tool pass its zod schemas', async () => {
