@@ -32,34 +32,63 @@ interface Service {
   stop_grace_period?: string;
 }
 
+/** The compose file as docker compose reads it with no .env: each `${NAME:-default}` becomes its default. */
+function withDefaults(text: string): string {
+  return text.replace(/\$\{([A-Z_]+):-([^}]*)\}/g, (_match, _name, fallback: string) => fallback);
+}
+
 describe('docker-compose.yml', async () => {
-  const compose = parse(await read('docker-compose.yml')) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+  const text = await read('docker-compose.yml');
+  const compose = parse(withDefaults(text)) as { services: Record<string, Service>; volumes: Record<string, unknown> };
   const { redis, toolport, litellm } = compose.services;
 
-  it('runs Redis with the append-only file, no eviction, a named volume and a health check', () => {
-    expect(redis!.command).toEqual(expect.arrayContaining(['--appendonly', 'yes', '--maxmemory-policy', 'noeviction']));
+  it('runs Redis with the append-only file fsynced on every write, a memory limit, no eviction, a named volume and a health check', () => {
+    const flags = redis!.command!.join(' ');
+    expect(flags).toContain('--appendonly yes');
+    expect(flags).toContain('--appendfsync always');
+    expect(flags).toMatch(/--maxmemory \d+[kmg]b/);
+    expect(flags).toContain('--maxmemory-policy noeviction');
     expect(redis!.volumes).toContain('redis-data:/data');
     expect(Object.keys(compose.volumes)).toContain('redis-data');
     expect(redis!.healthcheck!.test).toEqual(['CMD', 'redis-cli', 'ping']);
+    expect(redis!.ports).toBeUndefined();
   });
 
-  it('builds toolport from the Dockerfile, on Redis once it is healthy, with a plugin and API keys mounted', () => {
+  it('builds toolport from the Dockerfile, on Redis once it is healthy, with a plugin, API keys and /plugins mounted', () => {
     expect(toolport!.build).toBe('.');
     expect(toolport!.depends_on).toEqual({ redis: { condition: 'service_healthy' } });
     expect(toolport!.environment).toMatchObject({ REDIS_URL: 'redis://redis:6379', API_KEYS_FILE: '/config/api-keys.yaml', TOOL_PLUGINS: 'examples/plugins/calculator.ts' });
-    expect(toolport!.ports).toContain('8080:8080');
     expect(toolport!.healthcheck!.test.join(' ')).toContain('/healthz');
+    expect(toolport!.volumes).toContain('./deploy/plugins:/plugins:ro');
     for (const mount of toolport!.volumes!.filter((v) => v.startsWith('./'))) {
       expect(existsSync(path.join(ROOT, mount.split(':')[0]!)), mount).toBe(true);
     }
   });
 
-  it('puts LiteLLM on port 4000 with the committed config, model keys from the environment', () => {
+  it('publishes ports on the loopback interface only, unless BIND_ADDRESS says otherwise', () => {
+    expect(toolport!.ports).toEqual(['127.0.0.1:8080:8080']);
+    expect(litellm!.ports).toEqual(['127.0.0.1:4000:4000']);
+    for (const service of Object.values(compose.services)) {
+      for (const port of service.ports ?? []) expect(port).toMatch(/^127\.0\.0\.1:/);
+    }
+  });
+
+  it('puts LiteLLM on port 4000 with the committed config, model keys from the environment, and a health check', () => {
     expect(litellm!.image).toMatch(/^ghcr\.io\/berriai\/litellm:/);
-    expect(litellm!.ports).toContain('4000:4000');
     expect(litellm!.volumes).toContain('./deploy/litellm/config.yaml:/app/config.yaml:ro');
     expect(litellm!.environment).toHaveProperty('OPENAI_API_KEY');
     expect(litellm!.depends_on).toEqual({ toolport: { condition: 'service_healthy' } });
+    expect(litellm!.healthcheck!.test.join(' ')).toContain('http://127.0.0.1:4000/health/liveliness');
+  });
+
+  it('names in .env.example every variable it reads, with the same defaults', async () => {
+    const example = Object.fromEntries(
+      (await read('.env.example')).split('\n').filter((line) => /^[A-Z_]+=/.test(line)).map((line) => [line.split('=')[0]!, line.slice(line.indexOf('=') + 1)]),
+    );
+    const used = [...text.matchAll(/\$\{([A-Z_]+):-([^}]*)\}/g)];
+    expect(used.length).toBeGreaterThan(5);
+    for (const [, name, fallback] of used) expect(example[name!], name).toBe(fallback);
+    expect(await read('.gitignore')).toMatch(/^\.env$/m);
   });
 });
 
