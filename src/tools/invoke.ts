@@ -122,7 +122,8 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
       const [message, detail] = explain.invalid(tool);
       return this.#finish(scope, identity, params, failure(identity, 'invalid_arguments', message, detail, max));
     }
-    const budgetMs = Math.min(scope.timeoutMs ?? Infinity, tool.timeoutMs ?? Infinity, this.#options.defaultTimeoutMs);
+    // The tool's own limit may be longer than the default; the caller's X-Timeout-Ms can only shorten it.
+    const budgetMs = Math.min(scope.timeoutMs ?? Infinity, tool.timeoutMs ?? this.#options.defaultTimeoutMs);
     const deadline = scope.receivedAt + budgetMs;
     if (Date.now() >= deadline) {
       const [message, detail] = explain.deadline(tool, budgetMs);
