@@ -20,6 +20,7 @@ import { sessionRoutes } from './routes/sessions.ts';
 import { registerBuiltins } from './builtin/index.ts';
 import { ApiKeys } from './callers/keys.ts';
 import { authPlugin } from './plugins/auth.ts';
+import { methodsPlugin } from './plugins/methods.ts';
 import { RedisStore } from './store/redis.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
 import { toolRoutes } from './routes/tools.ts';
@@ -149,6 +150,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.decorate('toolport', { registry, store, dispatcher, config });
   provenance.recordAtStart();
 
+  // First: it must see every route added after it, and answer 404/405 before auth and body parsing.
+  await app.register(methodsPlugin);
   await app.register(authPlugin, { keys, redis: store instanceof RedisStore ? store.client : null, keyPrefix: config.keyPrefix });
   await app.register(openApiPlugin, { version: VERSION, registry });
   await app.register(healthRoutes, { store });

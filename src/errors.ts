@@ -15,6 +15,7 @@ export const NoToolCall = createError('TP_NO_TOOL_CALL', '%s', 400);
 export const InvalidHeader = createError('TP_INVALID_HEADER', '%s', 400);
 export const InvalidQuery = createError('TP_INVALID_QUERY', '%s', 400);
 export const NotFound = createError('TP_NOT_FOUND', '%s', 404);
+export const MethodNotAllowed = createError('TP_METHOD_NOT_ALLOWED', '%s', 405);
 export const StoreUnavailable = createError('TP_STORE_UNAVAILABLE', '%s', 503);
 export const Unauthorized = createError('TP_UNAUTHORIZED', '%s', 401);
 export const Forbidden = createError('TP_FORBIDDEN', '%s', 403);
@@ -30,6 +31,7 @@ const PROBLEMS: Record<string, [string, string]> = {
   TP_INVALID_HEADER: ['invalid-header', 'A request header is invalid'],
   TP_INVALID_QUERY: ['invalid-query', 'A query parameter is invalid'],
   TP_NOT_FOUND: ['not-found', 'Not found'],
+  TP_METHOD_NOT_ALLOWED: ['method-not-allowed', 'This path does not take this method'],
   TP_STORE_UNAVAILABLE: ['store-unavailable', 'The state store is unreachable'],
   TP_UNAUTHORIZED: ['unauthorized', 'A valid API key is required'],
   TP_FORBIDDEN: ['forbidden', 'This API key may not use this route'],
@@ -65,7 +67,9 @@ export function problemOf(error: unknown): Problem {
     return { type: `${TYPE_BASE}internal`, title: 'Internal error', status: 500, detail: 'The request failed inside toolport; it has been logged.' };
   }
   const [slug, title] = PROBLEMS[fastifyError.code ?? ''] ?? ['request-error', 'The request cannot be served'];
-  const detail = fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'send the body as Content-Type: application/json' : (fastifyError.message ?? title);
+  const code = fastifyError.code ?? '';
+  // Fastify's own texts (its error codes without a mapping here) never reach the client: the title does.
+  const detail = code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'send the body as Content-Type: application/json' : code.startsWith('FST_') && !(code in PROBLEMS) ? title : (fastifyError.message ?? title);
   return { type: `${TYPE_BASE}${slug}`, title, status, detail };
 }
 
