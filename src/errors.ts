@@ -75,7 +75,8 @@ export function problemOf(error: unknown): Problem {
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const problem = problemOf(error);
-  if (problem.status >= 500) request.log.error({ err: error }, problem.title);
+  // A bug is logged with its stack; a store outage is logged once by the store, not per request.
+  if (problem.status === 500) request.log.error({ err: error }, problem.title);
   problem.instance = request.url.split('?')[0];
   problem.request_id = String(request.id);
   if (problem.status === 503) reply.header('retry-after', '1');

@@ -49,7 +49,7 @@ export async function streamInvocation(
     for (const throttle of throttles.values()) throttle.close();
     if (!stream.open) throw err; // nothing sent yet: the usual problem+json answer
     const problem = problemOf(err);
-    if (problem.status >= 500) request.log.error({ err }, problem.title);
+    if (problem.status === 500) request.log.error({ err }, problem.title);
     stream.event('error', { ...problem, instance: request.url.split('?')[0], request_id: String(request.id) });
     stream.end();
     return reply;

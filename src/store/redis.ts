@@ -42,7 +42,8 @@ export class RedisStore implements Store {
   readonly #options: StoreOptions;
   readonly #log: Logger;
   readonly ledger: RedisLedger;
-  #lastError: string | null = null;
+  /** Whether an outage is under way: it is logged once when it starts and once when it ends. */
+  #down = false;
 
   constructor(target: RedisTarget, options: StoreOptions, log: Logger) {
     this.#options = options;
@@ -56,10 +57,7 @@ export class RedisStore implements Store {
     client.defineCommand('sessionEvents', { numberOfKeys: 2, lua: lua('sessionEvents') });
     client.defineCommand('recordDefinitions', { lua: lua('recordDefinitions') });
     client.on('error', (err: Error) => this.#noteError(err));
-    client.on('ready', () => {
-      if (this.#lastError !== null) this.#log.info('redis is reachable again');
-      this.#lastError = null;
-    });
+    client.on('ready', () => this.#noteRecovery());
     this.#client = client as Client;
     this.ledger = new RedisLedger(client, options.keyPrefix, (command) => this.#run(command));
   }
@@ -84,9 +82,17 @@ export class RedisStore implements Store {
     });
   }
 
+  /** One line per outage, without a stack: the requests it fails answer 503 and log nothing more. */
   #noteError(err: Error): void {
-    if (this.#lastError !== err.message) this.#log.warn({ err: err.message }, 'redis is unreachable');
-    this.#lastError = err.message;
+    if (this.#down) return;
+    this.#down = true;
+    this.#log.warn({ reason: err.message }, 'redis is unreachable: store-backed requests answer 503 until it is back');
+  }
+
+  #noteRecovery(): void {
+    if (!this.#down) return;
+    this.#down = false;
+    this.#log.info('redis is reachable again');
   }
 
   #key(sessionId: string, part: string): string {
@@ -96,7 +102,9 @@ export class RedisStore implements Store {
   async #run<T>(command: () => Promise<T>): Promise<T> {
     this.assertAvailable();
     try {
-      return await command();
+      const result = await command();
+      if (this.#down) this.#noteRecovery(); // a pause (SIGSTOP) ends without a reconnect
+      return result;
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.#noteError(err instanceof Error ? err : new Error(message));
@@ -105,7 +113,9 @@ export class RedisStore implements Store {
   }
 
   assertAvailable(): void {
-    if (this.#client.status !== 'ready') throw new StoreUnavailableError(`redis is ${this.#client.status}`);
+    if (this.#client.status === 'ready') return;
+    this.#noteError(new Error(`redis is ${this.#client.status}`));
+    throw new StoreUnavailableError(`redis is ${this.#client.status}`);
   }
 
   async ping(): Promise<void> {
