@@ -153,7 +153,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // First: it must see every route added after it, and answer 404/405 before auth and body parsing.
   await app.register(methodsPlugin);
   await app.register(authPlugin, { keys, redis: store instanceof RedisStore ? store.client : null, keyPrefix: config.keyPrefix });
-  await app.register(openApiPlugin, { version: VERSION, registry });
+  await app.register(openApiPlugin, { version: VERSION, registry, keysConfigured: keys !== null });
   await app.register(healthRoutes, { store });
   await app.register(toolRoutes, { registry, provenance });
   await app.register(provenanceRoutes, { provenance });

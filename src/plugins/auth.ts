@@ -1,5 +1,5 @@
 /**
- * Callers (SPEC §8): with API keys configured every route but /healthz and /readyz needs
+ * Callers (SPEC §8): with API keys configured every route but /healthz, /readyz and the pages needs
  * `Authorization: Bearer <key>`; admin routes (`config: { admin: true }`) need an admin key; keys
  * with `rate_per_min` are limited per minute, counted in Redis when there is one (all replicas).
  */
@@ -12,6 +12,14 @@ import { Forbidden, RateLimited, Unauthorized } from '../errors.ts';
 import { LazyChildLogger, type ParentLogger } from '../lazy-logger.ts';
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
+/**
+ * Pages and what they load hold no data (SPEC §8): Swagger UI and its assets answer without a key,
+ * and the OpenAPI document without a key leaves out the per-tool operations. A key that is sent is
+ * still checked, and names the caller whose tools the document lists.
+ */
+export function isKeyOptional(url: string): boolean {
+  return url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/');
+}
 const BEARER = /^Bearer +([^\s]+) *$/i;
 
 export interface AuthOptions {
@@ -35,7 +43,9 @@ export const authPlugin = fp(
     if (keys === null) return;
 
     app.addHook('onRequest', async (request, reply) => {
-      if (OPEN_ROUTES.has(request.routeOptions.url ?? '')) return;
+      const url = request.routeOptions.url ?? '';
+      if (OPEN_ROUTES.has(url)) return;
+      if (request.headers.authorization === undefined && isKeyOptional(url)) return;
       try {
         request.caller = authenticate(keys, request);
       } catch (err) {

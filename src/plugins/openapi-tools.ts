@@ -4,6 +4,7 @@
  * `value`, so a gateway that imports the document gets one callable tool per operation. The generic
  * `/tools/{name}/invoke` route still serves every tool; the document lists the concrete paths instead.
  */
+import type { Caller } from '../callers/keys.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 
 type JsonObject = Record<string, unknown>;
@@ -51,6 +52,17 @@ export function withToolOperations<D extends object>(document: D, tools: readonl
   for (const [path, item] of Object.entries(given)) {
     if (path !== GENERIC_PATH) paths[path] = item;
     else for (const tool of tools) paths[`/tools/${tool.name}/invoke`] = { post: toolOperation(generic, tool) };
+  }
+  return { ...document, paths };
+}
+
+/** The document as one caller may see it: the per-tool operations of its tools only (none without a key). */
+export function forCaller<D extends object>(document: D, caller: Caller | null): D {
+  const given = (document as Document).paths ?? {};
+  const paths: NonNullable<Document['paths']> = {};
+  for (const [path, item] of Object.entries(given)) {
+    const tool = item.post?.['x-tool-hash'] === undefined ? null : String(item.post.operationId);
+    if (tool === null || (caller !== null && caller.allows(tool))) paths[path] = item;
   }
   return { ...document, paths };
 }
