@@ -21,12 +21,13 @@ import { registerBuiltins } from './builtin/index.ts';
 import { ApiKeys } from './callers/keys.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { methodsPlugin } from './plugins/methods.ts';
-import { RedisStore } from './store/redis.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { createStore } from './store/index.ts';
 import { StoreUnavailableError, type Store } from './store/types.ts';
 import { Dispatcher } from './tools/invoke.ts';
+import { LedgerGuard } from './ledger/guard.ts';
+import { StagedSessionRunner } from './sessions/runner.ts';
 import { loadPlugins } from './tools/plugins.ts';
 import { loadToolSources, type ToolSources } from './sources/index.ts';
 import { Provenance } from './tools/provenance.ts';
@@ -139,20 +140,21 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await sources?.close();
     await store.close();
   });
+  // The dispatcher's two seams (src/tools/seams.ts): the effect ledger's guard and the session runner.
   const dispatcher = new Dispatcher({
     registry,
-    store,
+    guard: new LedgerGuard(store.ledger, config.ledgerLeaseMs, config.maxContentChars, metrics),
+    sessions: new StagedSessionRunner(store, config.maxContentChars, metrics),
     defaultTimeoutMs: config.defaultTimeoutMs,
     maxContentChars: config.maxContentChars,
     metrics,
-    ledgerLeaseMs: config.ledgerLeaseMs,
   });
   app.decorate('toolport', { registry, store, dispatcher, config });
   provenance.recordAtStart();
 
   // First: it must see every route added after it, and answer 404/405 before auth and body parsing.
   await app.register(methodsPlugin);
-  await app.register(authPlugin, { keys, redis: store instanceof RedisStore ? store.client : null, keyPrefix: config.keyPrefix });
+  await app.register(authPlugin, { keys, redis: store.rateLimitRedis, keyPrefix: config.keyPrefix });
   await app.register(openApiPlugin, { version: VERSION, registry, keysConfigured: keys !== null });
   await app.register(healthRoutes, { store });
   await app.register(toolRoutes, { registry, provenance });

@@ -5,7 +5,7 @@
 import createError, { type FastifyErrorConstructor } from '@fastify/error';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailableError } from './store/types.ts';
-import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from './ledger/guard.ts';
+import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from './tools/seams.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 const TYPE_BASE = 'urn:toolport:problem:';

@@ -5,6 +5,11 @@
  */
 import secureJson from 'secure-json-parse';
 
+/** A JSON object: not null, not an array. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 export const MAX_JSON_DEPTH = 64;
 
 export class JsonInputError extends Error {

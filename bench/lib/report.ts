@@ -9,6 +9,10 @@ export interface Row {
   p99Ms: number;
   /** req/s divided by the baseline's req/s; null when the baseline was not run. */
   ratioToBare: number | null;
+  /** The server process's CPU time (user + system, from /proc) per request answered, in µs. */
+  cpuUsPerRequest: number;
+  /** CPU per request divided by bare Fastify's, over the baseline slices beside the row's; null without a baseline. */
+  cpuRatioToBare: number | null;
   non2xx: number;
   errors: number;
   /** The row's targets as text ('' when it has none), and whether this run met them (null: not judged). */
@@ -16,24 +20,26 @@ export interface Row {
   met: boolean | null;
 }
 
-const HEADER = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio to bare', 'non-2xx/errors', 'target', 'met?'];
+const HEADER = ['scenario', 'CPU µs/req', 'CPU × bare', 'req/s', 'ratio to bare', 'p50 ms', 'p99 ms', 'non-2xx/errors', 'target', 'met?'];
 
 export function formatTable(rows: Row[]): string {
   // NaN latency means no 2xx response was recorded at all.
   const ms = (v: number) => (Number.isNaN(v) ? '-' : v.toFixed(2));
   const cells = rows.map((r) => [
     r.scenario,
+    Number.isNaN(r.cpuUsPerRequest) ? '-' : r.cpuUsPerRequest.toFixed(0),
+    r.cpuRatioToBare === null || Number.isNaN(r.cpuRatioToBare) ? 'n/a' : r.cpuRatioToBare.toFixed(2),
     r.reqPerSec.toFixed(0),
+    r.ratioToBare === null ? 'n/a' : r.ratioToBare.toFixed(2),
     ms(r.p50Ms),
     ms(r.p99Ms),
-    r.ratioToBare === null ? 'n/a' : r.ratioToBare.toFixed(2),
     `${r.non2xx}/${r.errors}`,
     r.target,
     r.met === null ? '' : r.met ? 'yes' : 'NO',
   ]);
   const widths = HEADER.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   // Scenario names left-aligned, numbers right-aligned so digits line up.
-  const line = (c: string[]) => c.map((v, i) => (i === 0 || i === 6 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join(' | ');
+  const line = (c: string[]) => c.map((v, i) => (i === 0 || i === 8 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join(' | ');
   const rule = widths.map((w) => '-'.repeat(w)).join('-|-');
   return [line(HEADER), rule, ...cells.map(line)].join('\n');
 }

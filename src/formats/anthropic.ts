@@ -4,7 +4,8 @@ import type { InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { JsonSchema } from '../tools/types.ts';
 import { callName, callOrTurn, requiredCallId, objectArguments } from './turn.ts';
-import { isObject, type Format, type ToolChoice } from './types.ts';
+import { isObject } from '../json.ts';
+import type { Format, ToolChoice } from './types.ts';
 
 const CALL = '{"type":"tool_use","id","name","input":{…}}';
 const SHAPES = `anthropic ${CALL} or {"role":"assistant","content":[…blocks…]}`;

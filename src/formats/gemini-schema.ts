@@ -5,7 +5,7 @@
  * The declaration may be looser than the tool's schema; toolport still validates every call.
  */
 import type { JsonSchema } from '../tools/types.ts';
-import { isObject } from './types.ts';
+import { isObject } from '../json.ts';
 
 export type GeminiType = 'STRING' | 'NUMBER' | 'INTEGER' | 'BOOLEAN' | 'ARRAY' | 'OBJECT' | 'NULL';
 

@@ -6,7 +6,8 @@ import type { RegisteredTool } from '../tools/registry.ts';
 import { toGeminiSchema, type GeminiSchema } from './gemini-schema.ts';
 import { callId } from './native.ts';
 import { callName, callOrTurn, objectArguments } from './turn.ts';
-import { isObject, type Format, type ToolChoice } from './types.ts';
+import { isObject } from '../json.ts';
+import type { Format, ToolChoice } from './types.ts';
 
 const CALL = '{"functionCall":{"name","args":{…},"id"?}}';
 const SHAPES = `gemini ${CALL} or {"role":"model","parts":[…]}`;

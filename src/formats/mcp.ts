@@ -10,7 +10,8 @@ import type { RegisteredTool } from '../tools/registry.ts';
 import type { JsonSchema } from '../tools/types.ts';
 import { callId } from './native.ts';
 import { callOrTurn, objectArguments } from './turn.ts';
-import { isObject, type Format } from './types.ts';
+import { isObject } from '../json.ts';
+import type { Format } from './types.ts';
 
 const CALL = '{"name","arguments":{…}}';
 const SHAPES = `mcp ${CALL} (tools/call params) or {"calls":[…]}, with ?format=mcp`;

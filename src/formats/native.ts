@@ -3,7 +3,8 @@ import { NoToolCall } from '../errors.ts';
 import type { ToolCall } from '../tools/invoke.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
-import { isObject, type Format, type ParsedCalls, type ToolChoice } from './types.ts';
+import { isObject } from '../json.ts';
+import type { Format, ParsedCalls, ToolChoice } from './types.ts';
 
 export const MAX_CALLS_PER_TURN = 128;
 

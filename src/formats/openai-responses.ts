@@ -5,7 +5,8 @@ import type { RegisteredTool } from '../tools/registry.ts';
 import type { JsonSchema } from '../tools/types.ts';
 import { qualifiesForStrict } from './strict.ts';
 import { callName, callOrTurn, requiredCallId } from './turn.ts';
-import { isObject, type Format, type ToolChoice } from './types.ts';
+import { isObject } from '../json.ts';
+import type { Format, ToolChoice } from './types.ts';
 
 const CALL = '{"type":"function_call","call_id","name","arguments":"<json>"}';
 const SHAPES = `openai-responses ${CALL} or {"output":[…items…]}`;

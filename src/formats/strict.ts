@@ -5,7 +5,7 @@
  * is served without `strict`, because OpenAI refuses the whole request otherwise.
  */
 import type { JsonSchema } from '../tools/types.ts';
-import { isObject } from './types.ts';
+import { isObject } from '../json.ts';
 
 const COMMON = ['type', 'description', 'title', 'enum', 'anyOf', '$ref', '$defs', 'definitions'];
 const BY_TYPE: Record<string, string[]> = {

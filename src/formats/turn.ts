@@ -2,7 +2,8 @@
 import { NoToolCall } from '../errors.ts';
 import type { ToolCall } from '../tools/invoke.ts';
 import { callId, checkTurnSize } from './native.ts';
-import { isObject, type Format, type ParsedCalls } from './types.ts';
+import { isObject } from '../json.ts';
+import type { Format, ParsedCalls } from './types.ts';
 
 type PickCall = (item: unknown, where: string) => ToolCall | null;
 

@@ -30,7 +30,3 @@ export interface Format {
   /** The provider's own `tool_choice` value; absent when the provider has no such setting. */
   renderToolChoice?(choice: ToolChoice): unknown;
 }
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

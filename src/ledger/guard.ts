@@ -8,43 +8,13 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { hashJson } from '../tools/hash.ts';
-import { elapsedMs, explain, failure, type CallIdentity, type InvocationResult } from '../tools/outcome.ts';
+import { explain, failure, invocationResult, type CallIdentity, type InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
-import { renderContent } from '../tools/render.ts';
+import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError, type EffectGuard, type GuardedCall } from '../tools/seams.ts';
 import type { ToolContext } from '../tools/types.ts';
-import type { Cancellation } from '../tools/context.ts';
+import type { BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../store/ledger.ts';
 import { derivedKeyPart, KeyFunctionError, scopeName } from './key.ts';
-import type { BeginRequest, EffectLedger, EntryLabels, ToolEffect } from './types.ts';
 import type { Metrics } from '../metrics.ts';
-
-/** 409: a call holding the same Idempotency-Key is still running. */
-export class IdempotencyKeyInFlightError extends Error {
-  override name = 'IdempotencyKeyInFlightError';
-  constructor(readonly retryAfterS: number) {
-    super('a call with this Idempotency-Key is still running; retry after it finishes');
-  }
-}
-
-/** 422: the Idempotency-Key was first used with other arguments. */
-export class IdempotencyKeyReusedError extends Error {
-  override name = 'IdempotencyKeyReusedError';
-  constructor() {
-    super('this Idempotency-Key was used with other arguments; use a new key for a new payload');
-  }
-}
-
-export interface GuardedCall {
-  tool: RegisteredTool;
-  params: Record<string, unknown>;
-  identity: CallIdentity;
-  sessionId: string | null;
-  caller: string | null;
-  /** The caller's Idempotency-Key, in place of the derived part of the key. */
-  headerKey: string | null;
-  deadline: number;
-  cancellation: Cancellation | null;
-  log: Logger;
-}
 
 /**
  * A lease's fencing token: it only has to be unique (never guessed: it is not a secret), so a
@@ -120,7 +90,8 @@ class LeaseRenewer {
 const FIRST_WAIT_MS = 5;
 const MAX_WAIT_MS = 50;
 
-export class LedgerGuard {
+/** The effect ledger as the dispatcher's effect guard. */
+export class LedgerGuard implements EffectGuard {
   readonly #ledger: EffectLedger;
   readonly #leaseMs: number;
   readonly #maxContentChars: number;
@@ -228,23 +199,22 @@ export class LedgerGuard {
   }
 
   #replay(identity: CallIdentity, effect: ToolEffect): InvocationResult {
-    const exclude = effect.exclude_value_from_context;
-    const valueJson = exclude || effect.result_value === null ? null : JSON.stringify(effect.result_value);
-    return {
-      id: identity.id,
-      name: identity.name,
-      success: true,
-      message: effect.result_message,
-      value: effect.result_value,
-      exclude_value_from_context: exclude,
-      error: null,
-      content: renderContent(effect.result_message, valueJson, this.#maxContentChars),
-      replayed: true,
-      effect_id: effect.effect_id,
-      idempotency_key: effect.idempotency_key,
-      tool_hash: effect.tool_hash,
-      duration_ms: elapsedMs(identity.startedAt),
-    };
+    const value = effect.result_value;
+    const excludeValue = effect.exclude_value_from_context;
+    return invocationResult(
+      identity,
+      {
+        success: true,
+        message: effect.result_message,
+        value,
+        excludeValue,
+        valueJson: excludeValue || value === null ? null : JSON.stringify(value),
+        error: null,
+        toolHash: effect.tool_hash,
+        replayOf: { effectId: effect.effect_id, idempotencyKey: effect.idempotency_key },
+      },
+      this.#maxContentChars,
+    );
   }
 
   #inProgress(identity: CallIdentity, tool: RegisteredTool): InvocationResult {

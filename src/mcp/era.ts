@@ -6,7 +6,6 @@
 import {
   ErrorCode,
   HANDSHAKE_VERSIONS,
-  isObject,
   isStatelessVersion,
   META,
   metaOf,
@@ -15,6 +14,7 @@ import {
   SUPPORTED_VERSIONS,
   type JsonRpcNotification,
 } from './protocol.ts';
+import { isObject } from '../json.ts';
 
 export type Era = 'handshake' | 'stateless';
 

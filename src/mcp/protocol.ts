@@ -3,6 +3,8 @@
  * error codes, the `_meta` keys of revision 2026-07-28, and message shapes. No HTTP here.
  */
 
+import { isObject } from '../json.ts';
+
 /** The handshake era (`initialize`), newest first: the first one is answered to a version we do not know. */
 export const HANDSHAKE_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
 /** The stateless revisions (`server/discover`, a `_meta` envelope on every request). */
@@ -79,10 +81,6 @@ export class ProtocolFault extends Error {
   toError(): JsonRpcError {
     return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
   }
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isId(value: unknown): value is RequestId {

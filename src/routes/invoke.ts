@@ -5,10 +5,11 @@ import { parseCalls } from '../formats/index.ts';
 import { nativeFormat } from '../formats/native.ts';
 import { invocationResultSchema, problemResponses, turnResultSchema } from '../schemas.ts';
 import type { Dispatcher } from '../tools/invoke.ts';
-import { scopeOf } from './scope.ts';
-import { idempotencyKeyOf, keyedCall, markReplayed } from './idempotency.ts';
-import { answerCalls, streamInvocation } from './invoke-stream.ts';
-import { acceptsEventStream } from './sse.ts';
+import { answerCalls } from '../http/answer-calls.ts';
+import { idempotencyKeyOf, keyedCall, markReplayed } from '../http/idempotency.ts';
+import { streamInvocation } from '../http/invoke-stream.ts';
+import { scopeOf } from '../http/scope.ts';
+import { acceptsEventStream } from '../http/sse.ts';
 
 const serializeResult = fastJson(invocationResultSchema);
 const serializeTurn = fastJson(turnResultSchema);

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { InvalidQuery, NotFound } from '../errors.ts';
-import type { EffectLedger } from '../ledger/types.ts';
+import type { EffectLedger } from '../store/ledger.ts';
 import { problemResponses } from '../schemas.ts';
 
 const anyJson = { description: 'any JSON value' };

@@ -26,8 +26,8 @@ import { StoreUnavailableError } from '../store/types.ts';
 import type { Dispatcher, InvocationScope } from '../tools/invoke.ts';
 import { ProgressThrottle } from '../tools/progress.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
-import { scopeOf, SESSION_ID } from './scope.ts';
-import { acceptsEventStream, EventStreamReply } from './sse.ts';
+import { scopeOf, SESSION_ID } from '../http/scope.ts';
+import { acceptsEventStream, EventStreamReply } from '../http/sse.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const documentOnly = () => () => true;

@@ -8,7 +8,7 @@ import { planSchema } from '../sessions/planning/tools.ts';
 import { StagedSession } from '../sessions/staged.ts';
 import type { Store } from '../store/types.ts';
 import { numberedEvents } from '../sessions/events.ts';
-import { SESSION_ID } from './scope.ts';
+import { SESSION_ID } from '../http/scope.ts';
 
 const MAX_PAGE = 1000;
 

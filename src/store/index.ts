@@ -1,11 +1,14 @@
-/** Picks the store from the configuration: Redis when REDIS_URL or REDIS_CLUSTER_NODES is set, else memory. */
+/** Picks the store from the configuration: the first backend the configuration selects (memory takes what is left). */
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { MemoryStore } from './memory.ts';
-import { RedisStore } from './redis.ts';
-import type { Store } from './types.ts';
+import { memoryBackend } from './memory/store.ts';
+import { redisBackend } from './redis/store.ts';
+import type { Store, StoreBackend } from './types.ts';
 
 export { StoreUnavailableError, type Store } from './types.ts';
+
+/** A new backend is one folder beside memory/ and redis/, and one entry here. */
+const BACKENDS: readonly StoreBackend[] = [redisBackend, memoryBackend];
 
 export async function createStore(config: Config, log: Logger): Promise<Store> {
   const options = {
@@ -13,8 +16,6 @@ export async function createStore(config: Config, log: Logger): Promise<Store> {
     sessionTtlS: config.sessionTtlS,
     sessionMaxEvents: config.sessionMaxEvents,
   };
-  if (config.redisUrl === null && config.redisClusterNodes === null) return new MemoryStore(options);
-  const store = new RedisStore({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, autoPipelining: config.redisAutoPipelining }, options, log);
-  if (!(await store.waitUntilReady())) log.error('redis is not reachable yet: /readyz answers 503 and store-backed calls 503 until it is');
-  return store;
+  const backend = BACKENDS.find((candidate) => candidate.selected(config)) ?? memoryBackend;
+  return backend.open(config, options, log);
 }

@@ -1,5 +1,8 @@
-/** The one interface the runtime keeps its state behind; memory.ts and redis.ts behave the same. */
-import type { EffectLedger } from '../ledger/types.ts';
+/** The one interface the runtime keeps its state behind; every backend (memory/, redis/) behaves the same. */
+import type { Cluster, Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { EffectLedger } from './ledger.ts';
 
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
@@ -45,7 +48,8 @@ export interface DefinitionRecord {
 }
 
 export interface Store {
-  readonly kind: 'memory' | 'redis';
+  /** The backend's name, as /readyz reports it. */
+  readonly kind: string;
   /** Throws StoreUnavailableError at once, without a round trip, when the store is known to be down. */
   assertAvailable(): void;
   /** A round trip; throws StoreUnavailableError when the store does not answer in time. */
@@ -72,4 +76,12 @@ export interface Store {
   definitionVersions(name: string): Promise<{ hash: string; firstServedAt: number }[]>;
   /** The effect ledger (SPEC §5), kept in the same store. */
   readonly ledger: EffectLedger;
+  /** A Redis for @fastify/rate-limit to count in (shared by all replicas); null: count in this process. */
+  readonly rateLimitRedis: Redis | Cluster | null;
+}
+
+/** One kind of store: whether the configuration selects it, and how to open it (src/store/index.ts lists them). */
+export interface StoreBackend {
+  selected(config: Config): boolean;
+  open(config: Config, options: StoreOptions, log: Logger): Promise<Store>;
 }

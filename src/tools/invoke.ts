@@ -7,19 +7,15 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { UNKNOWN_TOOL, type Metrics } from '../metrics.ts';
 import { deepFreeze } from '../json.ts';
-import { KeyedLock } from '../sessions/lock.ts';
-import { StagedSession } from '../sessions/staged.ts';
-import { StoreUnavailableError, type SessionCommit, type Store } from '../store/types.ts';
-import { hashJson } from './hash.ts';
-import { elapsedMs, explain, failure, reasonOf, type CallIdentity, type InvocationResult } from './outcome.ts';
+import { StoreUnavailableError } from '../store/types.ts';
+import { explain, failure, invocationResult, reasonOf, type CallIdentity, type InvocationResult } from './outcome.ts';
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
-import { renderContent } from './render.ts';
 import { CallContext, type Cancellation, type NestedCalls } from './context.ts';
 import { settle } from './race.ts';
 import { ToolFailure } from './failure.ts';
 import { checkResult, parseArguments } from './result.ts';
-import { LedgerGuard } from '../ledger/guard.ts';
-import type { NestedResult } from './types.ts';
+import type { EffectGuard, SessionCall, SessionRun, SessionRunner } from './seams.ts';
+import type { NestedResult, SessionHandle } from './types.ts';
 import type { ProgressListener } from './progress.ts';
 
 export interface ToolCall {
@@ -54,12 +50,13 @@ export interface InvocationScope {
 
 export interface DispatcherOptions {
   registry: ToolRegistry;
-  store: Store;
+  /** Runs idempotent tools once per key (the effect ledger). */
+  guard: EffectGuard;
+  /** Runs calls made in a session against its staged state. */
+  sessions: SessionRunner;
   defaultTimeoutMs: number;
   maxContentChars: number;
   metrics?: Metrics;
-  /** How long an idempotent call's ledger lease lasts unless renewed (it is, while the handler runs). */
-  ledgerLeaseMs?: number;
 }
 
 /** What every step of one call's execution needs; made once per call. */
@@ -77,22 +74,12 @@ interface Execution {
 }
 
 const MAX_NESTING = 8;
-const DEFAULT_LEDGER_LEASE_MS = 10_000;
-/** Attempts of a handler whose session writes keep conflicting with other calls' (bounded by the deadline too). */
-const MAX_SESSION_ATTEMPTS = 32;
-const NOTHING_STAGED: Pick<SessionCommit, 'reads' | 'writes'> = { reads: new Map(), writes: new Map() };
-/** Outcomes that must answer at once, without waiting for the store to record their event. */
-const LATE_CODES = new Set(['deadline_exceeded', 'cancelled']);
 
 export class Dispatcher implements NestedCalls<InvocationScope> {
   readonly #options: DispatcherOptions;
-  /** Retries after a session conflict run one at a time per session here; replicas race by version. */
-  readonly #sessionRetries = new KeyedLock();
-  readonly #ledger: LedgerGuard;
 
   constructor(options: DispatcherOptions) {
     this.#options = options;
-    this.#ledger = new LedgerGuard(options.store.ledger, options.ledgerLeaseMs ?? DEFAULT_LEDGER_LEASE_MS, options.maxContentChars, options.metrics);
   }
 
   get registry(): ToolRegistry {
@@ -130,12 +117,12 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
       return this.#finish(scope, identity, params, failure(identity, 'deadline_exceeded', message, detail, max));
     }
     const run: Execution = { tool, params: deepFreeze(params) as Record<string, unknown>, identity, scope, deadline, budgetMs, idempotencyKey: null };
-    if (scope.sessionId !== null) this.#options.store.assertAvailable();
+    if (scope.sessionId !== null) this.#options.sessions.assertAvailable();
     if (tool.idempotency === null || tool.idempotency.strategy === 'none') return this.#execute(run);
-    // An idempotent tool runs through the effect ledger (src/ledger/guard.ts): once per key. The
-    // ledger records a success only after its session writes are committed.
+    // An idempotent tool runs through the effect guard (the ledger): once per key. The ledger
+    // records a success only after its session writes are committed.
     let executed = false;
-    const result = await this.#ledger.run(
+    const result = await this.#options.guard.run(
       { tool, params: run.params, identity, sessionId: scope.sessionId, caller: scope.caller, headerKey: call.idempotencyKey ?? null, deadline, cancellation: scope.cancellation, log: scope.log },
       // Arrows passed in place (not named consts): tsx would wrap a named one in a defineProperty per call.
       (key) => {
@@ -143,7 +130,7 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
         run.idempotencyKey = key;
         return this.#execute(run);
       },
-      () => this.#context(run, scope.sessionId === null ? null : new StagedSession(this.#options.store, scope.sessionId)),
+      () => this.#context(run, scope.sessionId === null ? null : this.#options.sessions.view(scope.sessionId)),
     );
     // A replay, or an answer of the ledger itself (in_progress…), still records the call's event.
     return executed ? result : this.#finish(scope, identity, params, result);
@@ -159,31 +146,14 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
     return this.#record(run.scope, run.identity, result);
   }
 
-  /** Optimistic concurrency: run, then commit only if what the handler read is unchanged; else run again. */
   async #runInSession(run: Execution, sessionId: string): Promise<InvocationResult> {
-    const { tool, identity, scope } = run;
-    let result = await this.#attempt(run, sessionId);
-    for (let attempts = 1; result === null; attempts++) {
-      if (attempts >= MAX_SESSION_ATTEMPTS || Date.now() >= run.deadline) {
-        const [message, detail] = attempts >= MAX_SESSION_ATTEMPTS ? explain.sessionContended(tool, attempts) : explain.deadline(tool, run.budgetMs);
-        const code = attempts >= MAX_SESSION_ATTEMPTS ? 'handler_error' : 'deadline_exceeded';
-        return this.#finish(scope, identity, run.params, failure(identity, code, message, detail, this.#options.maxContentChars));
-      }
-      scope.log.debug({ tool: tool.name, callId: identity.id, session: sessionId, attempt: attempts + 1 }, 'the session changed under the call: running it again');
-      this.#options.metrics?.sessionConflict(tool.name);
-      result = await this.#sessionRetries.run(sessionId, () => this.#attempt(run, sessionId));
-    }
-    return result;
+    const { tool, params, identity, scope, deadline, budgetMs } = run;
+    const call: SessionRun = { sessionId, identity, params, caller: scope.caller, parentCallId: scope.parentCallId, log: scope.log, tool, deadline, budgetMs };
+    const result = await this.#options.sessions.run(call, (session) => this.#run(run, this.#context(run, session)));
+    return this.#record(scope, identity, result);
   }
 
-  /** One run of a session call: the handler on fresh reads, then its commit (null: the session changed). */
-  async #attempt(run: Execution, sessionId: string): Promise<InvocationResult | null> {
-    const session = new StagedSession(this.#options.store, sessionId);
-    const result = await this.#run(run, this.#context(run, session));
-    return this.#commit(sessionId, run.scope, run.identity, run.params, result, session.close());
-  }
-
-  #context({ tool, identity, scope, deadline, idempotencyKey }: Execution, session: StagedSession | null): CallContext {
+  #context({ tool, identity, scope, deadline, idempotencyKey }: Execution, session: SessionHandle | null): CallContext {
     return new CallContext({
       callId: identity.id,
       toolName: tool.name,
@@ -225,21 +195,8 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
       return failure(identity, 'result_invalid', message, detail, max);
     }
     const { message, value, success, exclude, valueJson } = checked;
-    return {
-      id: identity.id,
-      name: tool.name,
-      success,
-      message,
-      value,
-      exclude_value_from_context: exclude,
-      error: success ? null : { code: 'tool_failed', detail: message },
-      content: renderContent(message, exclude ? null : valueJson, max),
-      replayed: false,
-      effect_id: null,
-      idempotency_key: null,
-      tool_hash: tool.hash,
-      duration_ms: elapsedMs(identity.startedAt),
-    };
+    const error = success ? null : { code: 'tool_failed' as const, detail: message };
+    return invocationResult(identity, { success, message, value, excludeValue: exclude, valueJson, error, toolHash: tool.hash }, max);
   }
 
   /** A handler's `context.invoke`: the same dispatch, under the parent's deadline and cancellation. */
@@ -259,42 +216,8 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
   /** Records the ToolInvoked event of a call that wrote nothing to its session (without a session: at once). */
   #finish(scope: InvocationScope, identity: CallIdentity, params: unknown, result: InvocationResult): InvocationResult | Promise<InvocationResult> {
     if (scope.sessionId === null) return this.#record(scope, identity, result);
-    return this.#commit(scope.sessionId, scope, identity, params, result, NOTHING_STAGED).then((committed) => committed ?? result); // nothing read: never a conflict
-  }
-
-  /**
-   * Records the ToolInvoked event in the session, committed with its staged writes (only on
-   * success). Answers null, recording nothing, when the session changed under the handler.
-   */
-  async #commit(
-    sessionId: string,
-    scope: InvocationScope,
-    identity: CallIdentity,
-    params: unknown,
-    result: InvocationResult,
-    staged: Pick<SessionCommit, 'reads' | 'writes'>,
-  ): Promise<InvocationResult | null> {
-    const event = {
-      type: 'ToolInvoked',
-      tool: identity.name.slice(0, 128), // an unknown name can be as long as the body
-      call_id: identity.id,
-      ...(scope.parentCallId && { parent_call_id: scope.parentCallId }),
-      arguments_hash: params === null || params === undefined ? null : hashJson(params),
-      success: result.success,
-      error_code: result.error?.code ?? null,
-      duration_ms: result.duration_ms,
-      at: new Date().toISOString(),
-      caller: scope.caller,
-    };
-    // Reads matter only to a call that writes: a read-only call never conflicts.
-    const writes = result.success ? staged.writes : NOTHING_STAGED.writes;
-    const reads = writes.size > 0 ? staged.reads : NOTHING_STAGED.reads;
-    const commit = this.#options.store.commitSession(sessionId, { reads, writes, event: JSON.stringify(event) });
-    if (LATE_CODES.has(result.error?.code ?? '')) {
-      // Out of time (or caller gone): answer now; the lone event lands when the store answers.
-      commit.catch((err: unknown) => scope.log.warn({ err, callId: identity.id }, 'the event of a call that ran out of time was not recorded'));
-    } else if (!(await commit)) return null;
-    return this.#record(scope, identity, result);
+    const call: SessionCall = { sessionId: scope.sessionId, identity, params, caller: scope.caller, parentCallId: scope.parentCallId, log: scope.log };
+    return this.#options.sessions.record(call, result).then((recorded) => this.#record(scope, identity, recorded));
   }
 
   /** The call in the metrics and, at level info, its log line. */

@@ -56,22 +56,42 @@ export function elapsedMs(startedAt: number): number {
   return Math.round((performance.now() - startedAt) * 1000) / 1000;
 }
 
-export function failure(call: CallIdentity, code: ErrorCode, message: string, detail: string, maxChars: number): InvocationResult {
+/** What a call produced, and under which definition (or recorded effect): the parts of a result. */
+export interface ResultParts {
+  success: boolean;
+  message: string;
+  value: unknown;
+  excludeValue: boolean;
+  /** `value` as JSON text for the content; null leaves the value out of it. */
+  valueJson: string | null;
+  error: ToolError | null;
+  toolHash: string | null;
+  /** Set when the result is the replay of a recorded effect. */
+  replayOf?: { effectId: string; idempotencyKey: string };
+}
+
+/** The one constructor of an InvocationResult, so every path answers the same fields in the same order. */
+export function invocationResult(call: CallIdentity, parts: ResultParts, maxChars: number): InvocationResult {
+  const replay = parts.replayOf;
   return {
     id: call.id,
     name: call.name,
-    success: false,
-    message,
-    value: null,
-    exclude_value_from_context: false,
-    error: { code, detail },
-    content: renderContent(message, null, maxChars),
-    replayed: false,
-    effect_id: null,
-    idempotency_key: null,
-    tool_hash: call.toolHash,
+    success: parts.success,
+    message: parts.message,
+    value: parts.value,
+    exclude_value_from_context: parts.excludeValue,
+    error: parts.error,
+    content: renderContent(parts.message, parts.excludeValue ? null : parts.valueJson, maxChars),
+    replayed: replay !== undefined,
+    effect_id: replay?.effectId ?? null,
+    idempotency_key: replay?.idempotencyKey ?? null,
+    tool_hash: parts.toolHash,
     duration_ms: elapsedMs(call.startedAt),
   };
+}
+
+export function failure(call: CallIdentity, code: ErrorCode, message: string, detail: string, maxChars: number): InvocationResult {
+  return invocationResult(call, { success: false, message, value: null, excludeValue: false, valueJson: null, error: { code, detail }, toolHash: call.toolHash }, maxChars);
 }
 
 /** Guidance for each failure, worded for the model that made the call. */

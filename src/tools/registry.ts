@@ -2,6 +2,7 @@
  * The catalog: every tool checked once at start (name, description, schemas that compile,
  * examples that validate), compiled once, and identified by the hash of what the model sees.
  */
+import { isObject } from '../json.ts';
 import { closeObjects, createToolAjv, violations, type Validator } from './schema.ts';
 import { hashJson } from './hash.ts';
 import type {
@@ -49,10 +50,6 @@ export interface RegisteredTool {
 function fail(source: string, name: unknown, problem: string): never {
   const tool = typeof name === 'string' && name !== '' ? `tool "${name}"` : 'a tool';
   throw new ToolDefinitionError(`${source}: ${tool}: ${problem}`);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const ANNOTATION_KEYS = ['read_only', 'destructive', 'idempotent', 'open_world'];

@@ -5,6 +5,7 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { isObject } from '../json.ts';
 import type { JsonSchema } from './types.ts';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -34,32 +35,28 @@ const SUBSCHEMA_MAPS = ['properties', '$defs', 'definitions', 'patternProperties
 const SUBSCHEMA_LISTS = ['prefixItems'];
 const SUBSCHEMAS = ['items', 'additionalProperties', 'contains'];
 
-function isSchemaObject(value: unknown): value is JsonSchema {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * A copy of the schema where every object schema that declares `properties` and says nothing
  * about extra properties gets `additionalProperties: false`.
  */
 export function closeObjects(schema: JsonSchema): JsonSchema {
   const copy: JsonSchema = { ...schema };
-  if (isSchemaObject(copy.properties) && !COMPOSED.some((k) => k in copy)) copy.additionalProperties = false;
+  if (isObject(copy.properties) && !COMPOSED.some((k) => k in copy)) copy.additionalProperties = false;
   for (const key of SUBSCHEMA_MAPS) {
     const map = copy[key];
-    if (isSchemaObject(map)) {
+    if (isObject(map)) {
       copy[key] = Object.fromEntries(
-        Object.entries(map).map(([name, sub]) => [name, isSchemaObject(sub) ? closeObjects(sub) : sub]),
+        Object.entries(map).map(([name, sub]) => [name, isObject(sub) ? closeObjects(sub) : sub]),
       );
     }
   }
   for (const key of SUBSCHEMA_LISTS) {
     const list = copy[key];
-    if (Array.isArray(list)) copy[key] = list.map((sub) => (isSchemaObject(sub) ? closeObjects(sub) : sub));
+    if (Array.isArray(list)) copy[key] = list.map((sub) => (isObject(sub) ? closeObjects(sub) : sub));
   }
   for (const key of SUBSCHEMAS) {
     const sub = copy[key];
-    if (isSchemaObject(sub)) copy[key] = closeObjects(sub);
+    if (isObject(sub)) copy[key] = closeObjects(sub);
   }
   return copy;
 }

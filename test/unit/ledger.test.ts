@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { MemoryLedger } from '../../src/ledger/memory.ts';
-import { RedisLedger } from '../../src/ledger/redis.ts';
-import type { BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../../src/ledger/types.ts';
+import { MemoryLedger } from '../../src/store/memory/ledger.ts';
+import { RedisLedger } from '../../src/store/redis/ledger.ts';
+import type { BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../../src/store/ledger.ts';
 
 const clients: Redis[] = [];
 afterAll(() => clients.forEach((client) => client.disconnect()));

@@ -1,5 +1,5 @@
 /** The in-memory ledger (one process): expiry checked on access, plus prune() for the store's sweeper. */
-import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect } from './types.ts';
+import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../ledger.ts';
 
 interface Entry {
   token: string;

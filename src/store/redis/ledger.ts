@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Cluster, type Redis } from 'ioredis';
-import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect } from './types.ts';
+import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../ledger.ts';
 
 const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 const addToIndex = script('includes/addToIndex');

@@ -1,6 +1,6 @@
 /** The embedded store: one process, state in a Map, expiry checked on access and swept now and then. */
-import { MemoryLedger } from '../ledger/memory.ts';
-import type { DefinitionRecord, EventPage, SessionCommit, SessionRead, Store, StoreOptions } from './types.ts';
+import { MemoryLedger } from './ledger.ts';
+import type { DefinitionRecord, EventPage, SessionCommit, SessionRead, Store, StoreBackend, StoreOptions } from '../types.ts';
 
 interface SessionEntry {
   state: Map<string, string>;
@@ -13,8 +13,16 @@ interface SessionEntry {
 
 const SWEEP_INTERVAL_MS = 60_000;
 
+/** The fallback backend: chosen when no other is configured. */
+export const memoryBackend: StoreBackend = {
+  selected: () => true,
+  open: async (_config, options) => new MemoryStore(options),
+};
+
 export class MemoryStore implements Store {
-  readonly kind = 'memory' as const;
+  readonly kind = 'memory';
+  /** Rate limits count in this process. */
+  readonly rateLimitRedis = null;
   readonly #sessions = new Map<string, SessionEntry>();
   readonly #definitions = new Map<string, { definition: string; firstServedAt: number }>();
   readonly #versions = new Map<string, { hash: string; firstServedAt: number }[]>();

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { RedisLedger } from '../ledger/redis.ts';
-import { StoreUnavailableError, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreOptions } from './types.ts';
+import { RedisLedger } from './ledger.ts';
+import { StoreUnavailableError, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions } from '../types.ts';
 
 export const COMMAND_TIMEOUT_MS = 1000;
 const READY_WAIT_MS = 2000;
@@ -36,8 +36,18 @@ export interface RedisTarget {
   autoPipelining?: boolean;
 }
 
+/** Chosen when REDIS_URL or REDIS_CLUSTER_NODES is set. */
+export const redisBackend: StoreBackend = {
+  selected: (config) => config.redisUrl !== null || config.redisClusterNodes !== null,
+  async open(config, options, log) {
+    const store = new RedisStore({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, autoPipelining: config.redisAutoPipelining }, options, log);
+    if (!(await store.waitUntilReady())) log.error('redis is not reachable yet: /readyz answers 503 and store-backed calls 503 until it is');
+    return store;
+  },
+};
+
 export class RedisStore implements Store {
-  readonly kind = 'redis' as const;
+  readonly kind = 'redis';
   readonly #client: Client;
   readonly #options: StoreOptions;
   readonly #log: Logger;
@@ -62,8 +72,8 @@ export class RedisStore implements Store {
     this.ledger = new RedisLedger(client, options.keyPrefix, (command) => this.#run(command));
   }
 
-  /** The connection, for libraries that keep their own state in the same Redis (the rate limiter). */
-  get client(): Redis | Cluster {
+  /** The connection, for the rate limiter to count in the same Redis (all replicas). */
+  get rateLimitRedis(): Redis | Cluster {
     return this.#client;
   }
 

@@ -1,0 +1,100 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+
+/**
+ * The layers of src/, lowest first: a module may import its own folder (or file) and anything on a
+ * lower floor, never a sibling on the same floor nor anything above. A new top-level folder or file
+ * takes its floor here, the floor above everything it imports.
+ */
+const FLOORS: readonly (readonly string[])[] = [
+  ['config.ts', 'json.ts', 'lazy-logger.ts', 'metrics.ts', 'schemas.ts'],
+  ['store/', 'callers/'],
+  ['tools/'],
+  ['errors.ts'],
+  ['formats/', 'ledger/', 'sessions/'],
+  ['builtin/', 'sources/', 'mcp/', 'plugins/', 'http/'],
+  ['routes/'],
+  ['app.ts'],
+  ['server.ts', 'index.ts'],
+];
+
+/** The layer unit of a path under src/: its top-level folder (`tools/`), or a top-level file. */
+function unitOf(path: string): string {
+  const slash = path.indexOf('/');
+  return slash === -1 ? path : path.slice(0, slash + 1);
+}
+
+function floorOf(unit: string): number {
+  const floor = FLOORS.findIndex((units) => units.includes(unit));
+  if (floor === -1) throw new Error(`src/${unit} has no floor: add it to FLOORS in test/unit/layers.test.ts`);
+  return floor;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** `import … from '…'`, `export … from '…'`, `import '…'` and `import('…')` with a relative path. */
+const IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)'(\.{1,2}\/[^']+)'/g;
+
+interface Arrow {
+  from: string;
+  to: string;
+}
+
+function importsOf(file: string): Arrow[] {
+  const text = readFileSync(file, 'utf8');
+  const from = relative(SRC, file);
+  return [...text.matchAll(IMPORT)].map((match) => ({ from, to: relative(SRC, resolve(dirname(file), match[1]!)) }));
+}
+
+function arrowsUp(arrows: readonly Arrow[]): string[] {
+  return arrows
+    .filter(({ from, to }) => {
+      const [a, b] = [unitOf(from), unitOf(to)];
+      return a !== b && floorOf(a) <= floorOf(b);
+    })
+    .map(({ from, to }) => `src/${from} -> src/${to}`);
+}
+
+const arrows = sourceFiles(SRC).flatMap(importsOf);
+
+describe('the import graph of src/', () => {
+  it('reads the imports of the source (the check is not vacuous)', () => {
+    expect(arrows.length).toBeGreaterThan(100);
+    expect(arrows).toContainEqual({ from: 'tools/invoke.ts', to: 'tools/seams.ts' });
+  });
+
+  it('gives every top-level folder and file a floor', () => {
+    const units = new Set(sourceFiles(SRC).map((file) => unitOf(relative(SRC, file))));
+    for (const unit of units) expect(() => floorOf(unit), unit).not.toThrow();
+  });
+
+  it('has no arrow that runs back up or sideways between layers', () => {
+    expect(arrowsUp(arrows)).toEqual([]);
+  });
+
+  it('keeps tools/ free of the ledger and the sessions: it reaches them only through its seams', () => {
+    const reaching = arrows.filter(({ from, to }) => from.startsWith('tools/') && (to.startsWith('ledger/') || to.startsWith('sessions/')));
+    expect(reaching).toEqual([]);
+  });
+
+  it('keeps store/ beneath everything but the base modules', () => {
+    const up = arrows.filter(({ from, to }) => from.startsWith('store/') && !to.startsWith('store/') && floorOf(unitOf(to)) !== 0);
+    expect(up).toEqual([]);
+  });
+
+  it('finds an arrow that points back up (the check can fail)', () => {
+    expect(arrowsUp([{ from: 'tools/invoke.ts', to: 'ledger/guard.ts' }])).toEqual(['src/tools/invoke.ts -> src/ledger/guard.ts']);
+    expect(arrowsUp([{ from: 'store/redis/store.ts', to: 'routes/health.ts' }])).toHaveLength(1);
+    expect(arrowsUp([{ from: 'ledger/guard.ts', to: 'sessions/runner.ts' }])).toHaveLength(1);
+  });
+});
