@@ -5,7 +5,7 @@ import type { Store } from '../store/types.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import { error, ok } from '../tools/define.ts';
 import { catalogHash, type ToolRegistry } from '../tools/registry.ts';
-import type { PluginRegistry, ToolDefinition } from '../tools/types.ts';
+import type { ToolDefinition } from '../tools/types.ts';
 import { numberedEvents } from '../sessions/events.ts';
 
 const MAX_EVENTS = 100;
@@ -46,7 +46,7 @@ function sessionTool({ store }: IntrospectDeps): ToolDefinition<{ events?: numbe
     parameters: { type: 'object', properties: { events: { type: 'integer', minimum: 1, maximum: MAX_EVENTS } } },
     annotations: { read_only: true, destructive: false, idempotent: true, open_world: false },
     handler: async ({ events: wanted = 20 }, context) => {
-      if (context.session === null) return error('This call has no session: the caller must send an X-Session-Id header.');
+      if (context.session === null) return error('This call has no session.'); // unreachable: see src/tools/session-handle.ts
       const id = context.session.id;
       const plan = (await readPlan(context.session)) ?? null;
       const page = await store.sessionEvents(id, 'newest', wanted);
@@ -58,7 +58,7 @@ function sessionTool({ store }: IntrospectDeps): ToolDefinition<{ events?: numbe
   };
 }
 
-export function registerIntrospectTools(registry: PluginRegistry, deps: IntrospectDeps): void {
+export function registerIntrospectTools(registry: Pick<ToolRegistry, 'registerTool' | 'registerSessionTool'>, deps: IntrospectDeps): void {
   registry.registerTool(catalogTool(deps));
-  registry.registerTool(sessionTool(deps) as unknown as ToolDefinition);
+  registry.registerSessionTool(sessionTool(deps) as unknown as ToolDefinition);
 }

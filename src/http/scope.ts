@@ -4,8 +4,9 @@ import type { Logger } from 'pino';
 import { InvalidHeader } from '../errors.ts';
 import { Cancellation, type CancelSource } from '../tools/context.ts';
 import type { InvocationScope } from '../tools/invoke.ts';
+import { SESSION_ID } from '../tools/session-handle.ts';
 
-export const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export { SESSION_ID } from '../tools/session-handle.ts';
 const MAX_TIMEOUT_MS = 24 * 3600 * 1000;
 
 function header(request: FastifyRequest, name: string): string | undefined {

@@ -1,9 +1,14 @@
 /**
  * POST /mcp: the Model Context Protocol over Streamable HTTP, stateless per request (SPEC §7).
  * JSON in, JSON out; a tools/call whose client sent a progressToken and accepts SSE switches to an
- * event stream on its first progress report. GET and DELETE answer 405: there is no server stream
- * and no session to end.
+ * event stream on its first progress report. In the handshake era the answer to `initialize`
+ * carries a new Mcp-Session-Id: it names the toolport session of the client's later requests, on
+ * any replica, since the session lives in the store. GET answers 405 (no server stream); DELETE
+ * answers 405 too, which the transport spec defines as "the server does not let clients end
+ * sessions": a session's plan outlives the connection (gateways open one per call) and expires
+ * SESSION_TTL_S after its last write.
  */
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { JsonInputError, parseJson } from '../json.ts';
 import { McpEndpoint, type RequestEnv } from '../mcp/endpoint.ts';
@@ -26,6 +31,7 @@ import { StoreUnavailableError } from '../store/types.ts';
 import type { Dispatcher, InvocationScope } from '../tools/invoke.ts';
 import { ProgressThrottle } from '../tools/progress.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
+import type { SessionSource } from '../tools/session-handle.ts';
 import { scopeOf, SESSION_ID } from '../http/scope.ts';
 import { acceptsEventStream, EventStreamReply } from '../http/sse.ts';
 
@@ -45,24 +51,42 @@ function accepted(reply: FastifyReply): FastifyReply {
   return reply.code(202).send();
 }
 
-/** X-Session-Id, or else the Mcp-Session-Id a client sends, names the session. */
-function sessionOf(request: FastifyRequest): string | null {
-  const id = headerOf(request, 'x-session-id') ?? headerOf(request, 'mcp-session-id');
-  if (id === undefined) return null;
+/** The request's session: named by X-Session-Id, or else by the MCP connection's Mcp-Session-Id. */
+interface RequestSession {
+  id: string | null;
+  source: SessionSource;
+}
+
+const NO_SESSION: RequestSession = { id: null, source: 'header' };
+
+function sessionOf(request: FastifyRequest): RequestSession {
+  const named = headerOf(request, 'x-session-id');
+  const id = named ?? headerOf(request, 'mcp-session-id');
+  if (id === undefined) return NO_SESSION;
   if (!SESSION_ID.test(id)) throw new ProtocolFault(ErrorCode.InvalidRequest, 'X-Session-Id / Mcp-Session-Id must match ^[A-Za-z0-9._:-]{1,128}$');
-  return id;
+  return { id, source: named === undefined ? 'connection' : 'header' };
 }
 
 /** The call's scope; a bad X-Timeout-Ms is a protocol fault of the whole POST. */
-function scopeFor(request: FastifyRequest, reply: FastifyReply, sessionId: string | null): InvocationScope {
+function scopeFor(request: FastifyRequest, reply: FastifyReply, session: RequestSession): InvocationScope {
   let scope: InvocationScope;
   try {
     scope = scopeOf(request, reply);
   } catch (err) {
     throw new ProtocolFault(ErrorCode.InvalidRequest, err instanceof Error ? err.message : 'invalid header');
   }
-  scope.sessionId = sessionId;
+  scope.sessionId = session.id;
+  if (session.source === 'connection') scope.sessionSource = 'connection';
   return scope;
+}
+
+/**
+ * The handshake era's `initialize` answer names the connection's session (SPEC §7): a new one,
+ * or the one the client already sends; none when X-Session-Id names the session.
+ */
+function issueSession(reply: FastifyReply, session: RequestSession): void {
+  if (session.source === 'header' && session.id !== null) return;
+  reply.header('mcp-session-id', session.id ?? randomUUID());
 }
 
 export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dispatcher; registry: ToolRegistry; version: string; metrics?: Metrics }): Promise<void> {
@@ -112,7 +136,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dis
     return send(request, reply, status, response);
   }
 
-  async function batch(request: FastifyRequest, reply: FastifyReply, body: unknown[], headers: McpHeaders, sessionId: string | null): Promise<FastifyReply> {
+  async function batch(request: FastifyRequest, reply: FastifyReply, body: unknown[], headers: McpHeaders, session: RequestSession): Promise<FastifyReply> {
     if (body.length === 0) return send(request, reply, 400, errorResponse(null, { code: ErrorCode.InvalidRequest, message: 'an empty batch' }));
     const version = headers.protocolVersion;
     const stateless = body.some((m) => typeof m === 'object' && m !== null && metaOf((m as { params?: Record<string, unknown> }).params)?.[META.protocolVersion] !== undefined);
@@ -129,17 +153,17 @@ export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dis
         if (classified.kind === 'response') continue;
         eraOf(classified.message, classified.kind === 'request', headers);
         if (classified.kind === 'notification') {
-          endpoint.notification(classified.message, sessionId ?? '');
+          endpoint.notification(classified.message, session.id ?? '');
           continue;
         }
         if (classified.message.method === 'initialize') throw new ProtocolFault(ErrorCode.InvalidRequest, 'initialize must not be part of a batch');
         const message = classified.message;
         const env: RequestEnv = {
           era: 'handshake',
-          sessionKey: sessionId ?? '',
+          sessionKey: session.id ?? '',
           caller: request.caller,
           scope() {
-            return (shared ??= scopeFor(request, reply, sessionId));
+            return (shared ??= scopeFor(request, reply, session));
           },
         };
         answers.push(
@@ -189,23 +213,23 @@ export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dis
         method: headerOf(request, 'mcp-method'),
         name: headerOf(request, 'mcp-name'),
       };
-      let sessionId: string | null;
       try {
-        sessionId = sessionOf(request);
-        if (Array.isArray(body)) return await batch(request, reply, body, headers, sessionId);
+        const session = sessionOf(request);
+        if (Array.isArray(body)) return await batch(request, reply, body, headers, session);
         const classified = classify(body);
         if (classified.kind === 'response') return accepted(reply);
         const era = eraOf(classified.message, classified.kind === 'request', headers);
         if (classified.kind === 'notification') {
-          endpoint.notification(classified.message, sessionId ?? '');
+          endpoint.notification(classified.message, session.id ?? '');
           return accepted(reply);
         }
         const message = classified.message;
-        const callScope = message.method === 'tools/call' ? scopeFor(request, reply, sessionId) : null;
+        if (message.method === 'initialize' && era === 'handshake') issueSession(reply, session);
+        const callScope = message.method === 'tools/call' ? scopeFor(request, reply, session) : null;
         // A method, not a property arrow: tsx would wrap the arrow in a defineProperty per request.
         return await answer(request, reply, message, {
           era,
-          sessionKey: sessionId ?? '',
+          sessionKey: session.id ?? '',
           caller: request.caller,
           scope() {
             return callScope!;
@@ -218,11 +242,14 @@ export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dis
     },
   );
 
-  const notAllowed = async (request: FastifyRequest, reply: FastifyReply) => {
+  const notAllowed = (message: string) => async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('allow', 'POST');
-    const message = `${request.method} /mcp is not served: toolport is stateless, so there is no server stream and no session to end; POST JSON-RPC messages`;
     return send(request, reply, 405, errorResponse(null, { code: ErrorCode.InvalidRequest, message }));
   };
-  app.get('/mcp', { schema: { hide: true } }, notAllowed);
-  app.delete('/mcp', { schema: { hide: true } }, notAllowed);
+  app.get('/mcp', { schema: { hide: true } }, notAllowed('GET /mcp is not served: toolport opens no server stream; POST JSON-RPC messages'));
+  app.delete(
+    '/mcp',
+    { schema: { hide: true } },
+    notAllowed('toolport does not let clients end sessions: the plan and events stay readable and expire SESSION_TTL_S after their last write (an admin may DELETE /sessions/{id})'),
+  );
 }

@@ -17,6 +17,7 @@ import { checkResult, parseArguments } from './result.ts';
 import type { EffectGuard, SessionCall, SessionRun, SessionRunner } from './seams.ts';
 import type { NestedResult, SessionHandle } from './types.ts';
 import type { ProgressListener } from './progress.ts';
+import { announceSession, chooseSession, type SessionSource } from './session-handle.ts';
 
 export interface ToolCall {
   id: string | null;
@@ -33,6 +34,8 @@ export interface ToolCall {
 export interface InvocationScope {
   requestId: string;
   sessionId: string | null;
+  /** Absent = 'header'. An MCP connection's session ('connection') gives way to a session built-in's `session_id` argument. */
+  sessionSource?: SessionSource;
   caller: string | null;
   /** The caller's tool allowlist; a tool it refuses does not exist for this call. Absent = every tool. */
   allows?: (toolName: string) => boolean;
@@ -71,6 +74,8 @@ interface Execution {
   budgetMs: number;
   /** The ledger key, once the ledger let this call run (idempotent tools only). */
   idempotencyKey: string | null;
+  /** A session built-in in a session the model did not name: its result tells the model the id. */
+  announceSession: boolean;
 }
 
 const MAX_NESTING = 8;
@@ -116,7 +121,13 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
       const [message, detail] = explain.deadline(tool, budgetMs);
       return this.#finish(scope, identity, params, failure(identity, 'deadline_exceeded', message, detail, max));
     }
-    const run: Execution = { tool, params: deepFreeze(params) as Record<string, unknown>, identity, scope, deadline, budgetMs, idempotencyKey: null };
+    let announce = false;
+    if (tool.takesSessionHandle) {
+      const chosen = chooseSession(scope.sessionId, scope.sessionSource, params as Record<string, unknown>);
+      if (chosen.id !== scope.sessionId || scope.sessionSource === 'connection') scope = { ...scope, sessionId: chosen.id, sessionSource: 'header' };
+      announce = chosen.announce;
+    }
+    const run: Execution = { tool, params: deepFreeze(params) as Record<string, unknown>, identity, scope, deadline, budgetMs, idempotencyKey: null, announceSession: announce };
     if (scope.sessionId !== null) this.#options.sessions.assertAvailable();
     if (tool.idempotency === null || tool.idempotency.strategy === 'none') return this.#execute(run);
     // An idempotent tool runs through the effect guard (the ledger): once per key. The ledger
@@ -171,7 +182,7 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
     });
   }
 
-  async #run({ tool, params, identity, scope, budgetMs }: Execution, context: CallContext): Promise<InvocationResult> {
+  async #run({ tool, params, identity, scope, budgetMs, announceSession: announce }: Execution, context: CallContext): Promise<InvocationResult> {
     const max = this.#options.maxContentChars;
     const settled = await settle(() => tool.handler(params, context), context, scope.cancellation);
     if (settled.kind === 'deadline' || settled.kind === 'cancelled') {
@@ -194,7 +205,7 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
       const [message, detail] = explain.resultInvalid(tool, checked);
       return failure(identity, 'result_invalid', message, detail, max);
     }
-    const { message, value, success, exclude, valueJson } = checked;
+    const { message, value, success, exclude, valueJson } = announce ? announceSession(checked, scope.sessionId!) : checked;
     const error = success ? null : { code: 'tool_failed' as const, detail: message };
     return invocationResult(identity, { success, message, value, excludeValue: exclude, valueJson, error, toolHash: tool.hash }, max);
   }

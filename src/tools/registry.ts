@@ -5,6 +5,7 @@
 import { isObject } from '../json.ts';
 import { closeObjects, createToolAjv, violations, type Validator } from './schema.ts';
 import { hashJson } from './hash.ts';
+import { withSessionArgument } from './session-handle.ts';
 import type {
   IdempotencyConfig,
   JsonSchema,
@@ -40,6 +41,8 @@ export interface RegisteredTool {
   readonly keyFunction: IdempotencyConfig['key'] | null;
   readonly annotations: ToolAnnotations | null;
   readonly timeoutMs: number | null;
+  /** A session built-in: takes the optional `session_id` argument and always runs in a session (src/tools/session-handle.ts). */
+  readonly takesSessionHandle: boolean;
   readonly hash: string;
   readonly source: string;
   readonly validateParams: Validator;
@@ -82,7 +85,13 @@ export class ToolRegistry implements PluginRegistry {
   }
 
   registerTool(definition: ToolDefinition): void {
-    const tool = this.#check(definition, this.#source);
+    const tool = this.#check(definition, this.#source, false);
+    this.#tools.set(tool.name, Object.freeze(tool));
+  }
+
+  /** A built-in that keeps its state in a session (SPEC §6): it gets the optional `session_id` argument. Not offered to plugins. */
+  registerSessionTool(definition: ToolDefinition): void {
+    const tool = this.#check(withSessionArgument(definition), this.#source, true);
     this.#tools.set(tool.name, Object.freeze(tool));
   }
 
@@ -102,7 +111,7 @@ export class ToolRegistry implements PluginRegistry {
     }
   }
 
-  #check(definition: unknown, source: string): RegisteredTool {
+  #check(definition: unknown, source: string, takesSessionHandle: boolean): RegisteredTool {
     if (!isObject(definition)) fail(source, undefined, 'a definition must be an object');
     const { name, description, parameters, result, examples, idempotency, annotations, timeout_ms, handler } = definition;
     if (typeof name !== 'string' || !TOOL_NAME.test(name)) fail(source, name, `name must match ${TOOL_NAME}`);
@@ -133,6 +142,7 @@ export class ToolRegistry implements PluginRegistry {
       keyFunction,
       annotations: checkAnnotations(source, name, annotations),
       timeoutMs: (timeout_ms as number | undefined) ?? null,
+      takesSessionHandle,
       hash: hashJson(hashed),
       source,
       validateParams,

@@ -30,6 +30,11 @@ describe.each(STORES)('introspect tools (%s store)', (store) => {
       [4, 'c4'],
     ]);
     expect(result.value.events_total).toBe(4);
-    expect((await post(app, { name: 'introspect_session', arguments: {} })).body.message).toMatch(/X-Session-Id/);
+    const started = (await post(app, { name: 'introspect_session', arguments: {} })).body;
+    expect(started.message).toContain(`pass "session_id": "${started.value.session_id}"`);
+    expect(started.value).toMatchObject({ plan: null, events: [] });
+    const named = (await post(app, { name: 'introspect_session', arguments: { session_id: `intro-${store}` } })).body;
+    expect(named.value).toMatchObject({ session_id: `intro-${store}`, plan: { objective: 'look inside' } });
+    expect(named.message).not.toMatch(/pass "session_id"/);
   });
 });

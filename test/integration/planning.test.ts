@@ -118,10 +118,12 @@ describe.each(STORES)('planning tools (%s store)', (store) => {
     expect((await call('planning_read_plan')).value).toEqual({ objective: 'o'.repeat(500), status: 'active', steps: [{ step_id: 1, title: 't'.repeat(500), status: 'pending' }] });
   });
 
-  it('asks for X-Session-Id when a call has no session', async () => {
+  it('starts a new session for a call that names none, and tells the model its id', async () => {
     const result = (await post(app, { name: 'planning_setup_plan', arguments: { objective: 'o' } })).body;
-    expect(result).toMatchObject({ success: false, error: { code: 'tool_failed' } });
-    expect(result.message).toMatch(/X-Session-Id/);
+    expect(result).toMatchObject({ success: true, value: { objective: 'o', session_id: expect.stringMatching(/^[0-9a-f-]{36}$/) } });
+    const id = result.value.session_id as string;
+    expect(result.message).toContain(`pass "session_id": "${id}"`);
+    expect((await get(app, `/sessions/${id}/plan`)).body).toEqual({ objective: 'o', status: 'active', steps: [] });
   });
 
   it('serves the plan at GET /sessions/{id}/plan, 404 without one, 400 for a bad id', async () => {

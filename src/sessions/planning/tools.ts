@@ -1,6 +1,7 @@
 /** The planning tool suite (SPEC §6): a session-scoped plan the model sets up, extends, updates and reads. */
 import { error, ok } from '../../tools/define.ts';
-import type { PluginRegistry, SessionHandle, ToolContext, ToolDefinition, ToolResult } from '../../tools/types.ts';
+import type { ToolRegistry } from '../../tools/registry.ts';
+import type { SessionHandle, ToolContext, ToolDefinition, ToolResult } from '../../tools/types.ts';
 import { addSteps, MAX_PLAN_STEPS, readPlan, setupPlan, statusOf, updateStep, type Plan, type PlanHead, type PlanStep, type StepStatus } from './plan.ts';
 
 const MAX_STEPS_PER_CALL = 1000;
@@ -25,8 +26,8 @@ const progressProperties = {
   steps_done: { type: 'integer' },
 };
 
-const NO_SESSION =
-  'The planning tools keep the plan in a session, and this call has none: the caller must send an X-Session-Id header. Continue without a plan.';
+/** Unreachable through the dispatcher, which runs every session built-in in a session (src/tools/session-handle.ts). */
+const NO_SESSION = 'The planning tools keep the plan in a session, and this call has none. Continue without a plan.';
 
 function progressOf(head: PlanHead) {
   return { plan_status: statusOf(head), steps_total: head.steps_total, steps_done: head.steps_done };
@@ -121,6 +122,6 @@ const readPlanTool: ToolDefinition<Record<string, never>, Plan> = {
 export const PLANNING_TOOLS = [setupPlanTool, addStepTool, updateStepTool, readPlanTool] as const;
 export { MAX_PLAN_STEPS };
 
-export function registerPlanningTools(registry: PluginRegistry): void {
-  for (const tool of PLANNING_TOOLS) registry.registerTool(tool as unknown as ToolDefinition);
+export function registerPlanningTools(registry: Pick<ToolRegistry, 'registerSessionTool'>): void {
+  for (const tool of PLANNING_TOOLS) registry.registerSessionTool(tool as unknown as ToolDefinition);
 }

@@ -1,0 +1,65 @@
+/**
+ * Session handles (SPEC §6, "Calls without a session"). The session built-ins (planning, and
+ * introspect_session) take an optional `session_id` argument, so a model can keep its plan where
+ * the transport carries no session: MCP 2026-07-28, gateways that forward no headers, and gateways
+ * that open a new MCP connection (a new Mcp-Session-Id) for every call, as LiteLLM does.
+ *
+ * Which session a call of such a tool uses, first match wins:
+ *   1. X-Session-Id (the caller pinned the session: the model cannot leave it);
+ *   2. the `session_id` argument;
+ *   3. the MCP connection's Mcp-Session-Id;
+ *   4. a new session.
+ * In cases 3 and 4 the model did not name the session, so the result tells it the id to pass.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CheckedResult } from './result.ts';
+import type { JsonSchema, ToolDefinition } from './types.ts';
+
+export const SESSION_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
+export const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
+
+/** Where a request's session id came from; 'connection' (Mcp-Session-Id) gives way to a `session_id` argument. */
+export type SessionSource = 'header' | 'connection';
+
+const SESSION_ID_ARGUMENT = {
+  type: 'string',
+  pattern: SESSION_ID_PATTERN,
+  description: 'The session that holds your plan, as an earlier planning result told you. Omit it on your first call: a session is then started for you.',
+};
+
+/** The definition with the optional `session_id` argument declared (and named in the result schema). */
+export function withSessionArgument(definition: ToolDefinition): ToolDefinition {
+  const parameters = definition.parameters;
+  const properties = (parameters.properties ?? {}) as Record<string, unknown>;
+  const taken: JsonSchema = { ...parameters, properties: { ...properties, session_id: SESSION_ID_ARGUMENT } };
+  const result = definition.result;
+  const resultProperties = result?.type === 'object' ? ((result.properties ?? {}) as Record<string, unknown>) : null;
+  return {
+    ...definition,
+    parameters: taken,
+    ...(resultProperties !== null && { result: { ...result, properties: { ...resultProperties, session_id: { type: 'string' } } } }),
+  };
+}
+
+export interface ChosenSession {
+  id: string;
+  /** The model did not name this session: tell it the id. */
+  announce: boolean;
+}
+
+/** The session a session built-in runs in (see the order above). */
+export function chooseSession(sessionId: string | null, source: SessionSource | undefined, params: Record<string, unknown>): ChosenSession {
+  if (sessionId !== null && source !== 'connection') return { id: sessionId, announce: false };
+  const given = params.session_id;
+  if (typeof given === 'string') return { id: given, announce: false };
+  return { id: sessionId ?? randomUUID(), announce: true };
+}
+
+/** Tells the model its session id, in `message` and in `value.session_id` (SPEC §6). */
+export function announceSession(result: CheckedResult, id: string): CheckedResult {
+  const value = result.value;
+  const message = `${result.message} Session "${id}" holds your plan: pass "session_id": "${id}" in your later planning and introspect_session calls to keep using it.`;
+  if (value !== null && (typeof value !== 'object' || Array.isArray(value))) return { ...result, message };
+  const announced = { ...(value as Record<string, unknown> | null), session_id: id };
+  return { ...result, message, value: announced, valueJson: JSON.stringify(announced) };
+}
