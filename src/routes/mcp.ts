@@ -193,8 +193,19 @@ export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dis
         operationId: 'postMcp',
         tags: ['mcp'],
         body: { description: 'a JSON-RPC request, notification or (2024-11-05, 2025-03-26) batch' },
+        headers: {
+          type: 'object',
+          properties: {
+            'x-session-id': { type: 'string', pattern: SESSION_ID.source, description: 'the session of every call in this request (wins over Mcp-Session-Id and over a session_id argument)' },
+            'mcp-session-id': { type: 'string', pattern: SESSION_ID.source, description: 'the session the initialize answer issued; a session_id argument of a session built-in wins over it' },
+          },
+        },
         response: {
-          200: { description: 'the JSON-RPC response (application/json), or progress notifications then the response (text/event-stream)', content: { 'application/json': { schema: {} }, 'text/event-stream': { schema: { type: 'string' } } } },
+          200: {
+            description: 'the JSON-RPC response (application/json), or progress notifications then the response (text/event-stream)',
+            headers: { 'mcp-session-id': { type: 'string', description: "on initialize's answer (handshake era) unless X-Session-Id names the session: the session to send back" } },
+            content: { 'application/json': { schema: {} }, 'text/event-stream': { schema: { type: 'string' } } },
+          },
           202: { description: 'a notification or response was accepted', type: 'null' },
           400: { description: 'a JSON-RPC error: parse error, invalid request, or a header that disagrees with the body', content: { 'application/json': { schema: {} } } },
         },
