@@ -120,7 +120,7 @@ describe.each(STORES)('session handles over HTTP (%s store)', (store) => {
     };
     for (const [format, schema] of Object.entries(schemaOf)) {
       const listed = (await (await fetch(`${base}/tools?format=${format}`)).json()) as { tools: Record<string, any>[] };
-      const flat = listed.tools;
+      const flat = format === 'gemini' ? listed.tools.flatMap((t) => t.functionDeclarations) : listed.tools;
       const nameOf = (t: Record<string, any>) => t.name ?? t.function?.name;
       for (const name of session) {
         const property = schema(flat.find((t) => nameOf(t) === name)!).properties.session_id;
