@@ -116,7 +116,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   const metrics = new Metrics();
   app.setErrorHandler((error, request, reply) => {
-    if (error instanceof StoreUnavailableError || (error as { code?: string }).code === 'TP_STORE_UNAVAILABLE') metrics.storeError();
+    const code = (error as { code?: string }).code;
+    if (error instanceof StoreUnavailableError || code === 'TP_STORE_UNAVAILABLE') metrics.storeError();
+    else if (code === 'TP_RATE_LIMITED') metrics.rateLimited(request.caller?.id ?? '');
     return sendProblem(request, reply, error);
   });
   let closing = false;
