@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { Closing, InvalidBody, NotFound, sendProblem } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
@@ -32,6 +32,8 @@ import { loadPlugins } from './tools/plugins.ts';
 import { loadToolSources, type ToolSources } from './sources/index.ts';
 import { Provenance } from './tools/provenance.ts';
 import { ToolRegistry } from './tools/registry.ts';
+import { requestTracingPlugin } from './plugins/tracing.ts';
+import { flushTracing, startTracing, traceLogFields } from './tracing/index.ts';
 
 export const VERSION = '0.1.0';
 
@@ -42,11 +44,14 @@ export interface AppOptions {
   register?: (registry: ToolRegistry) => void | Promise<void>;
 }
 
-export function createLogger(config: Config): Logger {
-  return pino({
+/** The root logger; when tracing, every line written inside a traced request carries `trace_id` and `span_id`. */
+export function createLogger(config: Config, destination?: DestinationStream): Logger {
+  const options = {
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', '*.key', '*.secret'], censor: '[redacted]' },
-  });
+    ...(config.tracing && { mixin: traceLogFields }),
+  };
+  return destination === undefined ? pino(options) : pino(options, destination);
 }
 
 /** `annotations.idempotent` only tells clients; without an `idempotency` strategy the ledger is off. */
@@ -66,6 +71,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const logger = options.logger ?? createLogger(config);
+  // The SDK is loaded only now, and only when configured: otherwise nothing of OpenTelemetry runs.
+  const tracing = config.tracing ? await startTracing(VERSION) : null;
   const keys = config.apiKeysFile === null ? null : ApiKeys.load(config.apiKeysFile);
   const store = await createStore(config, logger);
   const registry = new ToolRegistry();
@@ -142,7 +149,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await sources?.close();
     await store.close();
   });
-  // The dispatcher's two seams (src/tools/seams.ts): the effect ledger's guard and the session runner.
+  if (tracing !== null) {
+    app.addHook('onClose', flushTracing);
+    await app.register(requestTracingPlugin, { tracer: tracing });
+  }
+  // The dispatcher's seams (src/tools/seams.ts): the effect ledger's guard, the session runner, the tracer.
   const dispatcher = new Dispatcher({
     registry,
     guard: new LedgerGuard(store.ledger, config.ledgerLeaseMs, config.maxContentChars, metrics),
@@ -150,6 +161,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     defaultTimeoutMs: config.defaultTimeoutMs,
     maxContentChars: config.maxContentChars,
     metrics,
+    tracing: tracing?.callTracer(config.traceArguments) ?? null,
   });
   app.decorate('toolport', { registry, store, dispatcher, config });
   provenance.recordAtStart();

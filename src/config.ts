@@ -1,4 +1,5 @@
 /** Environment → one frozen, typed Config. A bad value stops the start with one line naming the variable. */
+import { tracingWanted } from './tracing/index.ts';
 
 export interface Config {
   readonly port: number;
@@ -23,6 +24,10 @@ export interface Config {
   readonly ledgerLeaseMs: number;
   /** Send the Redis commands issued in one event-loop turn as one write (ioredis enableAutoPipelining). */
   readonly redisAutoPipelining: boolean;
+  /** OpenTelemetry tracing is on (an OTLP endpoint or a traces exporter is set, SPEC §12). */
+  readonly tracing: boolean;
+  /** TOOLPORT_TRACE_ARGUMENTS: call arguments and error details on spans (debugging only: they may hold secrets). */
+  readonly traceArguments: boolean;
 }
 
 export class ConfigError extends Error {
@@ -118,5 +123,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3600 * 1000),
     ledgerLeaseMs: integer(env, 'LEDGER_LEASE_MS', 10_000, 100, 3600 * 1000),
     redisAutoPipelining: flag(env, 'REDIS_AUTO_PIPELINING', true),
+    tracing: tracingWanted(env),
+    traceArguments: flag(env, 'TOOLPORT_TRACE_ARGUMENTS', false),
   });
 }

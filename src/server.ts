@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { PluginLoadError } from './tools/plugins.ts';
 import { ToolDefinitionError } from './tools/registry.ts';
 import { ToolsFileError } from './sources/index.ts';
+import { stopTracing } from './tracing/index.ts';
 
 
 async function main(): Promise<void> {
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
     if (err !== undefined) log.error({ err }, 'closing after an uncaught error');
     else log.info({ signal }, 'closing: finishing in-flight calls');
     await app.close();
+    await stopTracing(); // exports the spans still buffered
   });
 
   await app.listen({ port: config.port, host: config.host });

@@ -4,6 +4,7 @@ import type { Dispatcher, InvocationScope } from '../tools/invoke.ts';
 
 /** The answer to the calls of a body, as POST /tools/invoke sends it (one result, or results + messages). */
 export async function answerCalls(dispatcher: Dispatcher, format: Format, parsed: ParsedCalls, scope: InvocationScope): Promise<object> {
+  scope.format = format.name;
   // The provider-native message is added in place (results are made per request).
   if (!parsed.turn) {
     const call = parsed.calls[0]!;

@@ -15,6 +15,7 @@ import type { ToolContext } from '../tools/types.ts';
 import type { BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../store/ledger.ts';
 import { derivedKeyPart, KeyFunctionError, scopeName } from './key.ts';
 import type { Metrics } from '../metrics.ts';
+import { withSpan } from '../tracing/index.ts';
 
 /**
  * A lease's fencing token: it only has to be unique (never guessed: it is not a secret), so a
@@ -126,7 +127,7 @@ export class LedgerGuard implements EffectGuard {
     const request: BeginRequest = { tool: tool.name, scope, paramsHash, key, token, leaseMs: this.#leaseMs, strictPayload: call.headerKey !== null };
     let waitMs = FIRST_WAIT_MS;
     for (let waited = false; ; waited = true) {
-      const outcome = await this.#ledger.begin(request);
+      const outcome = await withSpan('ledger begin', { 'toolport.tool': tool.name }, () => this.#ledger.begin(request));
       if (outcome.kind === 'run') {
         this.#metrics?.ledgerLookup('miss');
         return this.#execute(call, key, labels, token, execute);
@@ -169,7 +170,8 @@ export class LedgerGuard implements EffectGuard {
     }
     const effect = this.#effectOf(call.tool, key, labels, result);
     try {
-      if (!(await this.#ledger.complete(labels, token, effect, call.tool.idempotency!.ttl_s))) {
+      const ttlS = call.tool.idempotency!.ttl_s;
+      if (!(await withSpan('ledger complete', { 'toolport.tool': call.tool.name }, () => this.#ledger.complete(labels, token, effect, ttlS)))) {
         call.log.warn({ idempotencyKey: key }, 'ledger lease lapsed while the handler ran: its result was not recorded');
       }
     } catch (err) {

@@ -77,6 +77,7 @@ function scopeFor(request: FastifyRequest, reply: FastifyReply, session: Request
   }
   scope.sessionId = session.id;
   if (session.source === 'connection') scope.sessionSource = 'connection';
+  scope.format = 'mcp';
   return scope;
 }
 

@@ -8,6 +8,7 @@ import { hashJson } from '../tools/hash.ts';
 import { explain, failure, type InvocationResult } from '../tools/outcome.ts';
 import type { SessionCall, SessionRun, SessionRunner } from '../tools/seams.ts';
 import type { SessionHandle } from '../tools/types.ts';
+import { withSpan } from '../tracing/index.ts';
 import { KeyedLock } from './lock.ts';
 import { StagedSession } from './staged.ts';
 
@@ -85,7 +86,9 @@ export class StagedSessionRunner implements SessionRunner {
     // Reads matter only to a call that writes: a read-only call never conflicts.
     const writes = result.success ? staged.writes : NOTHING_STAGED.writes;
     const reads = writes.size > 0 ? staged.reads : NOTHING_STAGED.reads;
-    const commit = this.#store.commitSession(call.sessionId, { reads, writes, event: JSON.stringify(event) });
+    const commit = withSpan('session commit', { 'toolport.session.writes': writes.size }, () =>
+      this.#store.commitSession(call.sessionId, { reads, writes, event: JSON.stringify(event) }),
+    );
     if (LATE_CODES.has(result.error?.code ?? '')) {
       // Out of time (or caller gone): answer now; the lone event lands when the store answers.
       commit.catch((err: unknown) => call.log.warn({ err, callId: identity.id }, 'the event of a call that ran out of time was not recorded'));

@@ -14,7 +14,7 @@ import { CallContext, type Cancellation, type NestedCalls } from './context.ts';
 import { settle } from './race.ts';
 import { ToolFailure } from './failure.ts';
 import { checkResult, parseArguments } from './result.ts';
-import type { EffectGuard, SessionCall, SessionRun, SessionRunner } from './seams.ts';
+import type { CallTracer, EffectGuard, SessionCall, SessionRun, SessionRunner } from './seams.ts';
 import type { NestedResult, SessionHandle } from './types.ts';
 import type { ProgressListener } from './progress.ts';
 import { announceSession, chooseSession, type SessionSource } from './session-handle.ts';
@@ -49,6 +49,8 @@ export interface InvocationScope {
   depth?: number;
   /** Where the handlers' `context.progress` reports go (an SSE or MCP stream); absent = nowhere. */
   progress?: ProgressListener;
+  /** The request's format (openai, anthropic, mcp…), for traces. Absent = native. */
+  format?: string;
 }
 
 export interface DispatcherOptions {
@@ -60,6 +62,8 @@ export interface DispatcherOptions {
   defaultTimeoutMs: number;
   maxContentChars: number;
   metrics?: Metrics;
+  /** One `execute_tool` span per call when tracing (SPEC §12); absent or null = not tracing, no span work at all. */
+  tracing?: CallTracer | null;
 }
 
 /** What every step of one call's execution needs; made once per call. */
@@ -91,7 +95,12 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
     return this.#options.registry;
   }
 
-  async invoke(call: ToolCall, scope: InvocationScope): Promise<InvocationResult> {
+  invoke(call: ToolCall, scope: InvocationScope): Promise<InvocationResult> {
+    const tracing = this.#options.tracing;
+    return tracing == null ? this.#invoke(call, scope) : tracing.traceCall(call, scope, () => this.#invoke(call, scope));
+  }
+
+  async #invoke(call: ToolCall, scope: InvocationScope): Promise<InvocationResult> {
     const startedAt = performance.now();
     const identity: CallIdentity = { id: call.id ?? `call_${randomUUID()}`, name: call.name, toolHash: null, startedAt };
     const max = this.#options.maxContentChars;

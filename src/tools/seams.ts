@@ -1,6 +1,7 @@
 /**
- * The two seams the dispatcher calls through, implemented above it and handed in by app.ts: the
- * effect ledger's guard (src/ledger/guard.ts) and the session runner (src/sessions/runner.ts).
+ * The seams the dispatcher calls through, implemented elsewhere and handed in by app.ts: the
+ * effect ledger's guard (src/ledger/guard.ts), the session runner (src/sessions/runner.ts) and,
+ * when tracing, the call tracer (src/tracing/).
  */
 import type { Logger } from 'pino';
 import type { Cancellation } from './context.ts';
@@ -80,4 +81,9 @@ export interface SessionRunner {
   run(call: SessionRun, attempt: (session: SessionHandle) => Promise<InvocationResult>): Promise<InvocationResult>;
   /** Records the event of a call that staged nothing (it never conflicts). */
   record(call: SessionCall, result: InvocationResult): Promise<InvocationResult>;
+}
+
+/** One `execute_tool` span around each call (SPEC §12); handed in only when tracing is on. */
+export interface CallTracer {
+  traceCall(call: { id: string | null; name: string; arguments: unknown }, scope: { caller: string | null; format?: string }, run: () => Promise<InvocationResult>): Promise<InvocationResult>;
 }

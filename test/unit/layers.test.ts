@@ -11,7 +11,7 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
  * takes its floor here, the floor above everything it imports.
  */
 const FLOORS: readonly (readonly string[])[] = [
-  ['config.ts', 'json.ts', 'lazy-logger.ts', 'metrics.ts', 'schemas.ts'],
+  ['config.ts', 'json.ts', 'lazy-logger.ts', 'metrics.ts', 'schemas.ts', 'tracing/'],
   ['store/', 'callers/'],
   ['tools/'],
   ['errors.ts'],
