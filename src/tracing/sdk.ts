@@ -25,12 +25,13 @@ export async function startSdk(version: string): Promise<RunningSdk> {
   const provider = trace.getTracerProvider() as { getDelegate?: () => { forceFlush?: () => Promise<void> } };
   return {
     tracer: trace.getTracer('toolport', version),
+    // Export is best effort: a collector that is down must not fail a close or a shutdown.
     flush: async () => {
-      await provider.getDelegate?.().forceFlush?.();
+      await provider.getDelegate?.().forceFlush?.()?.catch(() => undefined);
     },
     stop: async () => {
       undici.disable();
-      await sdk.shutdown();
+      await sdk.shutdown().catch(() => undefined);
       // Unregistered, so a later start in the same process (tests) registers afresh.
       trace.disable();
       context.disable();
