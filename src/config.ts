@@ -1,5 +1,4 @@
 /** Environment → one frozen, typed Config. A bad value stops the start with one line naming the variable. */
-import { tracingWanted } from './tracing/index.ts';
 
 export interface Config {
   readonly port: number;
@@ -86,6 +85,21 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+const set = (env: Env, name: string) => (env[name] ?? '').trim() !== '';
+
+/**
+ * OpenTelemetry tracing (SPEC §12) is on when an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT
+ * or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), or OTEL_TRACES_EXPORTER names an exporter (console,
+ * zipkin…) — unless OTEL_SDK_DISABLED is true or OTEL_TRACES_EXPORTER is `none`. The SDK reads
+ * the rest of OpenTelemetry's variables itself.
+ */
+export function tracingWanted(env: Env): boolean {
+  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false;
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (exporters.includes('none')) return false;
+  return exporters.length > 0 || set(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') || set(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
 }
 
 export function loadConfig(env: Env = process.env): Config {

@@ -16,23 +16,6 @@ export interface TraceLink {
 
 export type SpanAttributes = Record<string, string | number | boolean>;
 
-type Env = Readonly<Record<string, string | undefined>>;
-
-const set = (env: Env, name: string) => (env[name] ?? '').trim() !== '';
-
-/**
- * Tracing is on when an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or
- * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), or OTEL_TRACES_EXPORTER names an exporter (console,
- * zipkin…) — and OTEL_SDK_DISABLED is not true, and OTEL_TRACES_EXPORTER is not `none`.
- */
-export function tracingWanted(env: Env): boolean {
-  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false;
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (exporters.includes('none')) return false;
-  return exporters.length > 0 || set(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') || set(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
-}
-
-
 /** The process's tracing, once started (OpenTelemetry's providers are process-wide). */
 let runtime: TracingRuntime | null = null;
 let starting: Promise<TracingRuntime> | null = null;

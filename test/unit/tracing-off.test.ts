@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { tracingWanted } from '../../src/tracing/index.ts';
+import { tracingWanted } from '../../src/config.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const execFileAsync = promisify(execFile);
