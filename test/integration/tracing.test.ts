@@ -2,10 +2,13 @@
  * Traces (SPEC §12), received by a real OTLP/HTTP receiver decoding the protobuf the official
  * exporter sends: a request with a `traceparent` continues the caller's trace, each call of a turn
  * is an `execute_tool` span with the GenAI and toolport attributes, the ledger and the session
- * commit are child spans, an upstream HTTP request carries the trace onward, a task's run is
+ * commit are child spans, an HTTP tool's upstream request carries the trace onward, a task's run is
  * linked to its request, and log lines carry the ids.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
@@ -45,17 +48,16 @@ async function send(app: FastifyInstance, body: unknown, headers: Record<string,
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
 
-function registerTracedTools(registry: ToolRegistry, upstreamUrl: string): void {
+/** A TOOLS_FILE with one HTTP tool forwarding to `url` (SPEC §10). */
+async function toolsFile(folder: string, url: string): Promise<string> {
+  const file = path.join(folder, 'tools.json');
+  const weather = { name: 'weather_now', description: 'Current weather for a city.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, endpoint: { url } };
+  await writeFile(file, JSON.stringify({ http: [weather] }));
+  return file;
+}
+
+function registerTracedTools(registry: ToolRegistry): void {
   registerLedgerTools(registry);
-  registry.registerTool({
-    name: 'weather_now',
-    description: 'Asks an HTTP upstream (plain fetch, which is undici).',
-    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-    handler: async (params, context) => {
-      const response = await fetch(upstreamUrl, { method: 'POST', body: JSON.stringify(params), signal: context.signal });
-      return ok(await response.json(), 'weather');
-    },
-  });
   registry.registerTool({
     name: 'start_task',
     description: 'Captures the trace link a task would store.',
@@ -72,6 +74,7 @@ describe('traces', () => {
   let upstream: Awaited<ReturnType<typeof startUpstream>>;
   let app: FastifyInstance;
   const lines: Record<string, unknown>[] = [];
+  let folder: string;
   const saved = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
 
   beforeAll(async () => {
@@ -79,9 +82,10 @@ describe('traces', () => {
     upstream = await startUpstream();
     // The SDK reads OpenTelemetry's variables from the process environment, as in production.
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, LOG_LEVEL: 'info' };
+    folder = await mkdtemp(path.join(tmpdir(), 'toolport-tracing-'));
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, LOG_LEVEL: 'info', TOOLS_FILE: await toolsFile(folder, upstream.url) };
     const logger = createLogger(loadConfig(env), new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
-    app = await makeApp('memory', { env, logger, register: (registry) => registerTracedTools(registry, upstream.url) });
+    app = await makeApp('memory', { env, logger, register: registerTracedTools });
     await app.listen({ port: 0, host: '127.0.0.1' });
   });
 
@@ -92,6 +96,7 @@ describe('traces', () => {
     else process.env.OTEL_EXPORTER_OTLP_ENDPOINT = saved;
     await receiver?.close();
     await new Promise((resolve) => upstream?.server.close(resolve));
+    await rm(folder, { recursive: true, force: true });
   });
 
   /** Sends the turn, a replay and a task; every assertion below reads the spans received. */
@@ -193,6 +198,7 @@ describe('traces', () => {
 
   it("sends the trace on to an HTTP tool's upstream, under a client span of the call", () => {
     expect(upstream.headers).toHaveLength(1);
+    expect(upstream.headers[0]!['x-request-id']).toBe('req-traced-turn');
     const sent = String(upstream.headers[0]!.traceparent);
     expect(sent).toMatch(new RegExp(`^00-${CALLER_TRACE}-[0-9a-f]{16}-01$`));
     const client = spans.find((s) => s.spanId === sent.split('-')[2])!;
