@@ -1,12 +1,10 @@
 // `npm run bench:tracing`: what tracing costs. Starts toolport (memory store, the bench `echo`
 // tool) with tracing off and with tracing on (every request sampled, exported over OTLP/HTTP to a
-// sink in this process), and — with BENCH_BASELINE_DIR=<another checkout> — that checkout's
+// sink process), and — with BENCH_BASELINE_DIR=<another checkout> — that checkout's
 // toolport as the "before" row. Load alternates between the servers in 1 s slices (the machines
 // drift); each server's CPU time (utime + stime from /proc/<pid>/stat) over its slices, divided
 // by the requests it answered, is its CPU per request. Env: BENCH_DURATION (s per server, default 10).
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { http200, startChild, stopAll, waitUntilReady, type Child } from '../support/children.js';
@@ -18,6 +16,11 @@ const ROOT = path.dirname(BENCH_DIR);
 const SLICE_SECONDS = 1;
 const CONNECTIONS = 16;
 const CLOCK_TICKS = 100; // USER_HZ on Linux
+const SINK = `let bytes = 0;
+require('node:http').createServer((request, response) => {
+  request.on('data', (chunk) => (bytes += chunk.length));
+  request.on('end', () => (request.url === '/bytes' ? response.end(String(bytes)) : response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()));
+}).listen(Number(process.env.PORT), '127.0.0.1');`;
 
 /** utime + stime of a process, in seconds. */
 function cpuSeconds(pid: number): number {
@@ -41,27 +44,26 @@ async function startToolport(name: string, root: string, port: number, env: Node
   for (const key of Object.keys(childEnv)) if (key.startsWith('OTEL_') && !(key in env)) delete childEnv[key];
   const child = startChild(name, process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: root, env: childEnv });
   const url = `http://127.0.0.1:${port}`;
-  await waitUntilReady(child, 'GET /healthz → 200', http200(`${url}/healthz`));
+  await waitUntilReady(child, 'GET /healthz → 200', http200(`${url}/healthz`), 90_000);
   return { name, url, child, requests: 0, cpu: 0, non2xx: 0 };
 }
 
 async function main(): Promise<void> {
   const seconds = Number(process.env.BENCH_DURATION ?? 10);
-  // The trace sink: answers every export 200 (an empty ExportTraceServiceResponse) and counts bytes.
-  let exportedBytes = 0;
-  const sink = createServer((request, response) => {
-    request.on('data', (chunk: Buffer) => (exportedBytes += chunk.length));
-    request.on('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
-  });
-  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
-  const endpoint = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
-  const [offPort, onPort, basePort] = (await freePorts(3)) as [number, number, number];
+  const [offPort, onPort, unsampledPort, basePort, sinkPort] = (await freePorts(5)) as [number, number, number, number, number];
   const servers: Server[] = [];
   try {
+    // The trace sink, a process of its own like a collector (this one runs the load): answers every
+    // export 200 (an empty ExportTraceServiceResponse) and counts the bytes it got.
+    const sink = startChild('trace sink', process.execPath, ['-e', SINK], { cwd: ROOT, env: { ...process.env, PORT: String(sinkPort) } });
+    const endpoint = `http://127.0.0.1:${sinkPort}`;
+    await waitUntilReady(sink, 'GET /bytes → 200', http200(`${endpoint}/bytes`));
     const baselineDir = process.env.BENCH_BASELINE_DIR;
     if (baselineDir) servers.push(await startToolport('before (BENCH_BASELINE_DIR)', path.resolve(baselineDir), basePort, {}));
     servers.push(await startToolport('tracing off', ROOT, offPort, {}));
     servers.push(await startToolport('tracing on (always_on)', ROOT, onPort, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'always_on' }));
+    // The SDK and its context propagation running, no span recorded: what tracing costs before any span.
+    servers.push(await startToolport('tracing on (always_off)', ROOT, unsampledPort, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'always_off' }));
     const body = JSON.stringify({ id: 'call_1', name: 'echo', arguments: { text: 'hello' } });
     const headers = { 'content-type': 'application/json', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
     const request = (server: Server, duration: number) => load({ url: `${server.url}/tools/invoke`, method: 'POST', headers, body, connections: CONNECTIONS, duration });
@@ -83,10 +85,9 @@ async function main(): Promise<void> {
       const ratio = perRequest(s) / perRequest(off);
       console.log(`${s.name.padEnd(30)} ${(s.requests / seconds).toFixed(0).padStart(6)}   ${perRequest(s).toFixed(1).padStart(14)}   ${`${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)} %`.padStart(14)}   ${String(s.non2xx).padStart(7)}`);
     }
-    console.log(`OTLP bytes exported: ${exportedBytes}`);
+    console.log(`OTLP bytes exported: ${await (await fetch(`${endpoint}/bytes`)).text()}`);
   } finally {
     await stopAll();
-    sink.close();
   }
 }
 
