@@ -28,6 +28,10 @@ import { StoreUnavailableError, type Store } from './store/types.ts';
 import { Dispatcher } from './tools/invoke.ts';
 import { LedgerGuard } from './ledger/guard.ts';
 import { StagedSessionRunner } from './sessions/runner.ts';
+import { formatByName } from './formats/index.ts';
+import { answerCalls } from './http/answer-calls.ts';
+import { taskRoutes } from './routes/tasks.ts';
+import { TaskRunner } from './tasks/runner.ts';
 import { loadPlugins } from './tools/plugins.ts';
 import { loadToolSources, type ToolSources } from './sources/index.ts';
 import { Provenance } from './tools/provenance.ts';
@@ -146,6 +150,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new NotFound(`no route ${request.method} ${request.url.split('?')[0]}`)));
 
   app.addHook('onClose', async () => {
+    await tasks.close(); // built below, before the app can close
     await sources?.close();
     await store.close();
   });
@@ -163,6 +168,17 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     metrics,
     tracing: tracing?.callTracer(config.traceArguments) ?? null,
   });
+  // A task runs the very pipeline a synchronous call runs; only where the answer goes differs.
+  const tasks = new TaskRunner({
+    store: store.tasks,
+    registry,
+    execute: (job, scope) => answerCalls(dispatcher, formatByName(job.format), job, scope),
+    callerOf: (id) => keys?.byId(id),
+    ttlS: config.taskTtlS,
+    timeoutMs: config.taskTimeoutMs,
+    leaseMs: config.taskLeaseMs,
+    log: logger,
+  });
   app.decorate('toolport', { registry, store, dispatcher, config });
   provenance.recordAtStart();
 
@@ -173,11 +189,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(healthRoutes, { store });
   await app.register(toolRoutes, { registry, provenance });
   await app.register(provenanceRoutes, { provenance });
-  await app.register(invokeRoutes, { dispatcher });
+  await app.register(invokeRoutes, { dispatcher, tasks });
+  await app.register(taskRoutes, { tasks });
   await app.register(sessionRoutes, { store });
   await app.register(metricsRoutes, { metrics });
   await app.register(ledgerRoutes, { ledger: store.ledger });
-  await app.register(mcpRoutes, { dispatcher, registry, version: VERSION, metrics });
+  await app.register(mcpRoutes, { dispatcher, registry, version: VERSION, metrics, tasks });
   return app;
 }
 

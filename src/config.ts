@@ -27,6 +27,12 @@ export interface Config {
   readonly tracing: boolean;
   /** TOOLPORT_TRACE_ARGUMENTS: call arguments and error details on spans (debugging only: they may hold secrets). */
   readonly traceArguments: boolean;
+  /** How long a finished task is kept (SPEC §11). */
+  readonly taskTtlS: number;
+  /** A task's deadline when neither its caller nor its tool sets one. */
+  readonly taskTimeoutMs: number;
+  /** A task runner's lease: how soon another replica takes over the task of a replica that died. */
+  readonly taskLeaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -139,5 +145,8 @@ export function loadConfig(env: Env = process.env): Config {
     redisAutoPipelining: flag(env, 'REDIS_AUTO_PIPELINING', true),
     tracing: tracingWanted(env),
     traceArguments: flag(env, 'TOOLPORT_TRACE_ARGUMENTS', false),
+    taskTtlS: integer(env, 'TASK_TTL_S', 86_400, 1, 365 * 86_400),
+    taskTimeoutMs: integer(env, 'TASK_TIMEOUT_MS', 3_600_000, 1, 7 * 86_400_000),
+    taskLeaseMs: integer(env, 'TASK_LEASE_MS', 10_000, 100, 3_600_000),
   });
 }

@@ -74,3 +74,26 @@ export const problemResponses = (...statuses: number[]) =>
       { description: 'problem details', content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } },
     ]),
   );
+
+const taskError = { type: 'object', properties: { code: { type: 'string' }, detail: { type: 'string' } }, required: ['code', 'detail'] };
+
+/** A task (SPEC §11), as every /tasks route and a 202 from the invoke routes answer it. */
+export const taskSchema = {
+  $id: 'Task',
+  type: 'object',
+  properties: {
+    task_id: { type: 'string' },
+    status: { type: 'string', enum: ['working', 'completed', 'failed', 'cancelled'] },
+    tool: { type: 'string', description: "the tool's name (a turn: the names of its calls, comma-separated)" },
+    call_id: { type: 'string', description: "the call's id (a turn: the ids of its calls, comma-separated)" },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+    ttl_s: { type: 'integer', description: 'how long the task is kept after it ends' },
+    poll_interval_ms: { type: 'integer' },
+    progress: { type: ['object', 'null'], properties: { done: { type: 'number' }, total: { type: 'number' } }, required: ['done'] },
+    result: { ...anyJson, description: 'once ended with a result: exactly what the synchronous request would have answered' },
+    error: { ...taskError, description: 'a task that ended failed or cancelled without a result: why (worker_lost, cancelled, deadline_exceeded…)' },
+  },
+  required: ['task_id', 'status', 'tool', 'call_id', 'created_at', 'updated_at', 'ttl_s', 'poll_interval_ms'],
+};
+

@@ -20,6 +20,7 @@ import {
 } from './protocol.ts';
 import type { Caller } from '../callers/keys.ts';
 import { renderMcpCallToolResult, renderMcpTool } from '../formats/mcp.ts';
+import { TASK_EXECUTION, TASK_METHODS, TASKS_CAPABILITY, type McpTasks } from './tasks.ts';
 
 export interface RequestEnv {
   era: Era;
@@ -65,10 +66,14 @@ export class McpEndpoint {
   /** Calls in flight by session key and request id; ids repeat across clients, so a list. */
   readonly #inflight = new Map<string, Cancellation[]>();
 
-  constructor(dispatcher: Dispatcher, registry: ToolRegistry, version: string) {
+  /** MCP tasks (2025-11-25), served in the handshake era. */
+  readonly #tasks: McpTasks | null;
+
+  constructor(dispatcher: Dispatcher, registry: ToolRegistry, version: string, tasks: McpTasks | null = null) {
     this.#dispatcher = dispatcher;
     this.#serverInfo = { name: 'toolport', version };
     this.#registry = registry;
+    this.#tasks = tasks;
   }
 
   #toolList(era: Era, caller: Caller | null): Record<string, unknown> {
@@ -76,7 +81,8 @@ export class McpEndpoint {
     let lists = this.#toolLists.get(id);
     if (lists === undefined) {
       const tools = this.#registry.list().filter((tool) => caller === null || caller.allows(tool.name)).map(renderMcpTool);
-      lists = { handshake: { tools }, stateless: { resultType: 'complete', tools, ...CACHE_HINTS } };
+      const handshakeTools = this.#tasks === null ? tools : tools.map((tool) => ({ ...tool, execution: TASK_EXECUTION }));
+      lists = { handshake: { tools: handshakeTools }, stateless: { resultType: 'complete', tools, ...CACHE_HINTS } };
       this.#toolLists.set(id, lists);
     }
     return lists[era];
@@ -84,6 +90,7 @@ export class McpEndpoint {
 
   /** The result of one request; a ProtocolFault thrown here is answered in-band (HTTP 200). */
   async request(message: JsonRpcRequest, env: RequestEnv): Promise<Record<string, unknown>> {
+    if (this.#tasks !== null && env.era === 'handshake' && TASK_METHODS.has(message.method)) return this.#tasks.request(message, env.caller);
     switch (message.method) {
       case 'tools/call':
         return this.#callTool(message, env);
@@ -122,7 +129,7 @@ export class McpEndpoint {
     const known = (HANDSHAKE_VERSIONS as readonly string[]).includes(requested);
     return {
       protocolVersion: known ? requested : HANDSHAKE_VERSIONS[0],
-      capabilities: CAPABILITIES,
+      capabilities: this.#tasks === null ? CAPABILITIES : { ...CAPABILITIES, tasks: TASKS_CAPABILITY },
       serverInfo: this.#serverInfo,
     };
   }
@@ -130,6 +137,8 @@ export class McpEndpoint {
   async #callTool(message: JsonRpcRequest, env: RequestEnv): Promise<Record<string, unknown>> {
     const name = message.params?.name;
     if (typeof name !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'tools/call needs params.name (a string)');
+    const task = message.params?.task;
+    if (this.#tasks !== null && env.era === 'handshake' && typeof task === 'object' && task !== null) return this.#tasks.start(name, message.params!.arguments, env.scope());
     // This call's own copy: the calls of a batch share the request's scope, and each gets its own
     // cancellation and progress listener.
     const shared = env.scope();

@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { problemSchema } from '../schemas.ts';
+import { problemSchema, taskSchema } from '../schemas.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { forCaller, withToolOperations } from './openapi-tools.ts';
 
@@ -16,6 +16,7 @@ export interface OpenApiOptions {
 
 export const openApiPlugin = fp(async (app: FastifyInstance, { version, registry, keysConfigured }: OpenApiOptions) => {
   app.addSchema(problemSchema);
+  app.addSchema(taskSchema);
   const documentFor = <D extends object>(document: D, request: FastifyRequest): D => (keysConfigured ? forCaller(document, request.caller) : document);
   await app.register(swagger, {
     openapi: {

@@ -10,6 +10,8 @@ import { idempotencyKeyOf, keyedCall, markReplayed } from '../http/idempotency.t
 import { streamInvocation } from '../http/invoke-stream.ts';
 import { scopeOf } from '../http/scope.ts';
 import { acceptsEventStream } from '../http/sse.ts';
+import { prefersAsync, startTask } from './tasks.ts';
+import type { TaskRunner } from '../tasks/runner.ts';
 
 const serializeResult = fastJson(invocationResultSchema);
 const serializeTurn = fastJson(turnResultSchema);
@@ -23,6 +25,7 @@ const invokeHeaders = {
     'x-session-id': { type: 'string', description: 'session scope (^[A-Za-z0-9._:-]{1,128}$)' },
     'idempotency-key': { type: 'string', description: 'ledger key in place of the argument hash' },
     'x-timeout-ms': { type: 'string', description: "the caller's deadline for this request, in ms" },
+    prefer: { type: 'string', description: 'respond-async: answer 202 at once with a task (GET /tasks/{id} for its result)' },
   },
 };
 
@@ -31,7 +34,11 @@ function sendJson(request: FastifyRequest, reply: FastifyReply, serialize: (body
   return reply.type('application/json').header('x-request-id', request.id).serializer(serialize).send(body);
 }
 
-export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispatcher: Dispatcher }): Promise<void> {
+const taskAccepted = {
+  202: { description: 'with Prefer: respond-async, the task that runs the call (Location: /tasks/{id})', content: { 'application/json': { schema: { $ref: 'Task#' } } } },
+};
+
+export async function invokeRoutes(app: FastifyInstance, { dispatcher, tasks }: { dispatcher: Dispatcher; tasks: TaskRunner }): Promise<void> {
   app.post<{ Querystring: { format?: string } }>(
     '/tools/invoke',
     {
@@ -48,6 +55,7 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
             description: 'the result of each call; with Accept: text/event-stream, `progress` events then one `result` event holding the same JSON',
             content: { 'application/json': { schema: { oneOf: [invocationResultSchema, turnResultSchema] } }, 'text/event-stream': { schema: { type: 'string' } } },
           },
+          ...taskAccepted,
           ...problemResponses(400, 409, 413, 415, 422, 503),
         },
       },
@@ -57,6 +65,7 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
       const scope = scopeOf(request, reply);
       const key = idempotencyKeyOf(request);
       const calls = { turn: parsed.turn, calls: parsed.calls.map((call, i) => keyedCall(call, key, parsed.turn ? i : undefined)) };
+      if (prefersAsync(request)) return startTask(tasks, reply, format.name, calls, scope);
       if (acceptsEventStream(request)) return streamInvocation(request, reply, scope, (s) => answerCalls(dispatcher, format, calls, s));
       const body = await answerCalls(dispatcher, format, calls, scope);
       return sendJson(request, reply, parsed.turn ? serializeTurn : serializeResult, body);
@@ -79,6 +88,7 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
             description: 'the result; with Accept: text/event-stream, `progress` events then one `result` event holding the same JSON',
             content: { 'application/json': { schema: invocationResultSchema }, 'text/event-stream': { schema: { type: 'string' } } },
           },
+          ...taskAccepted,
           ...problemResponses(400, 409, 413, 415, 422, 503),
         },
       },
@@ -87,6 +97,7 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher }: { dispa
       const scope = scopeOf(request, reply);
       const call = keyedCall({ id: null, name: request.params.name, arguments: request.body ?? {}, parsed: true }, idempotencyKeyOf(request));
       const calls = { calls: [call], turn: false };
+      if (prefersAsync(request)) return startTask(tasks, reply, nativeFormat.name, calls, scope);
       if (acceptsEventStream(request)) return streamInvocation(request, reply, scope, (s) => answerCalls(dispatcher, nativeFormat, calls, s));
       return sendJson(request, reply, serializeResult, await answerCalls(dispatcher, nativeFormat, calls, scope));
     },

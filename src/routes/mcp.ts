@@ -12,6 +12,8 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { JsonInputError, parseJson } from '../json.ts';
 import { McpEndpoint, type RequestEnv } from '../mcp/endpoint.ts';
+import { McpTasks } from '../mcp/tasks.ts';
+import type { TaskRunner } from '../tasks/runner.ts';
 import { eraOf, type McpHeaders } from '../mcp/era.ts';
 import {
   BATCH_VERSIONS,
@@ -90,8 +92,11 @@ function issueSession(reply: FastifyReply, session: RequestSession): void {
   reply.header('mcp-session-id', session.id ?? randomUUID());
 }
 
-export async function mcpRoutes(app: FastifyInstance, options: { dispatcher: Dispatcher; registry: ToolRegistry; version: string; metrics?: Metrics }): Promise<void> {
-  const endpoint = new McpEndpoint(options.dispatcher, options.registry, options.version);
+export async function mcpRoutes(
+  app: FastifyInstance,
+  options: { dispatcher: Dispatcher; registry: ToolRegistry; version: string; metrics?: Metrics; tasks?: TaskRunner },
+): Promise<void> {
+  const endpoint = new McpEndpoint(options.dispatcher, options.registry, options.version, options.tasks ? new McpTasks(options.tasks) : null);
 
   // The body is parsed here, not by the app's parser, so that bad JSON answers JSON-RPC -32700.
   app.removeAllContentTypeParsers();

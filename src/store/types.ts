@@ -3,6 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { EffectLedger } from './ledger.ts';
+import type { TaskStore } from './tasks.ts';
 
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
@@ -76,6 +77,8 @@ export interface Store {
   definitionVersions(name: string): Promise<{ hash: string; firstServedAt: number }[]>;
   /** The effect ledger (SPEC §5), kept in the same store. */
   readonly ledger: EffectLedger;
+  /** Long-running calls (SPEC §11), kept in the same store; closed with it. */
+  readonly tasks: TaskStore;
   /** A Redis for @fastify/rate-limit to count in (shared by all replicas); null: count in this process. */
   readonly rateLimitRedis: Redis | Cluster | null;
 }

@@ -41,6 +41,8 @@ export interface InvocationScope {
   allows?: (toolName: string) => boolean;
   /** The caller's X-Timeout-Ms, counted from `receivedAt` (epoch ms). */
   timeoutMs: number | null;
+  /** The limit of a tool that sets none, when not the dispatcher's (a task's is TASK_TIMEOUT_MS). */
+  defaultTimeoutMs?: number;
   receivedAt: number;
   log: Logger;
   /** Fires when the caller goes away (or, for a nested call, when its parent call ends). */
@@ -124,7 +126,7 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
       return this.#finish(scope, identity, params, failure(identity, 'invalid_arguments', message, detail, max));
     }
     // The tool's own limit may be longer than the default; the caller's X-Timeout-Ms can only shorten it.
-    const budgetMs = Math.min(scope.timeoutMs ?? Infinity, tool.timeoutMs ?? this.#options.defaultTimeoutMs);
+    const budgetMs = Math.min(scope.timeoutMs ?? Infinity, tool.timeoutMs ?? scope.defaultTimeoutMs ?? this.#options.defaultTimeoutMs);
     const deadline = scope.receivedAt + budgetMs;
     if (Date.now() >= deadline) {
       const [message, detail] = explain.deadline(tool, budgetMs);

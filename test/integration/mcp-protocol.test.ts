@@ -83,7 +83,7 @@ describe('POST /mcp protocol', () => {
     it('negotiates the version: a known one is echoed, an unknown one gets the newest', async () => {
       for (const [asked, answered] of [['2025-03-26', '2025-03-26'], ['2024-11-05', '2024-11-05'], ['2099-01-01', '2025-11-25']]) {
         const { body } = await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 't', version: '1' } } });
-        expect(body.result).toEqual({ protocolVersion: answered, capabilities: { tools: { listChanged: false } }, serverInfo: { name: 'toolport', version: expect.any(String) } });
+        expect(body.result).toEqual({ protocolVersion: answered, capabilities: { tools: { listChanged: false }, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, serverInfo: { name: 'toolport', version: expect.any(String) } });
       }
     });
 

@@ -45,7 +45,7 @@ describe('OpenAPI document', () => {
         expect(operation.requestBody.content['application/json'].schema).toEqual(tool.parameters);
         const value = operation.responses['200'].content['application/json'].schema.properties.value;
         if (tool.result !== null) expect(value.anyOf).toEqual([tool.result, { type: 'null' }]);
-        expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['x-session-id', 'idempotency-key', 'x-timeout-ms']);
+        expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['x-session-id', 'idempotency-key', 'x-timeout-ms', 'prefer']);
       }
       expect(document.paths['/tools/{name}/invoke']).toBeUndefined();
       const operationIds = Object.values(document.paths).flatMap((item: any) => Object.values(item).map((op: any) => op.operationId));

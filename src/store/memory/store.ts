@@ -1,5 +1,6 @@
 /** The embedded store: one process, state in a Map, expiry checked on access and swept now and then. */
 import { MemoryLedger } from './ledger.ts';
+import { MemoryTaskStore } from './tasks.ts';
 import type { DefinitionRecord, EventPage, SessionCommit, SessionRead, Store, StoreBackend, StoreOptions } from '../types.ts';
 
 interface SessionEntry {
@@ -29,6 +30,7 @@ export class MemoryStore implements Store {
   readonly #options: StoreOptions;
   readonly #sweeper: NodeJS.Timeout;
   readonly ledger = new MemoryLedger();
+  readonly tasks = new MemoryTaskStore();
 
   constructor(options: StoreOptions) {
     this.#options = options;
@@ -118,5 +120,6 @@ export class MemoryStore implements Store {
 
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
+    await this.tasks.close();
   }
 }

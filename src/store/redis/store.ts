@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { RedisLedger } from './ledger.ts';
+import { RedisTaskStore } from './tasks.ts';
 import { StoreUnavailableError, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions } from '../types.ts';
 
 export const COMMAND_TIMEOUT_MS = 1000;
@@ -52,6 +53,7 @@ export class RedisStore implements Store {
   readonly #options: StoreOptions;
   readonly #log: Logger;
   readonly ledger: RedisLedger;
+  readonly tasks: RedisTaskStore;
   /** Whether an outage is under way: it is logged once when it starts and once when it ends. */
   #down = false;
 
@@ -70,6 +72,7 @@ export class RedisStore implements Store {
     client.on('ready', () => this.#noteRecovery());
     this.#client = client as Client;
     this.ledger = new RedisLedger(client, options.keyPrefix, (command) => this.#run(command));
+    this.tasks = new RedisTaskStore(client, options.keyPrefix, (command) => this.#run(command), log);
   }
 
   /** The connection, for the rate limiter to count in the same Redis (all replicas). */
@@ -189,6 +192,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.tasks.close();
     this.#client.disconnect();
   }
 }

@@ -1,0 +1,115 @@
+/**
+ * MCP tasks (revision 2025-11-25): a `tools/call` with `params.task` answers a CreateTaskResult and
+ * runs as a task; `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` read the same task
+ * store as /tasks, so a task started over MCP can be read over HTTP and the other way round.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Caller } from '../callers/keys.ts';
+import { renderMcpCallToolResult } from '../formats/mcp.ts';
+import type { TaskRecord } from '../store/tasks.ts';
+import { TaskRunner } from '../tasks/runner.ts';
+import { mcpTaskOf, viewOf, type TaskJob } from '../tasks/view.ts';
+import type { InvocationResult } from '../tools/outcome.ts';
+import type { InvocationScope } from '../tools/invoke.ts';
+import { ErrorCode, ProtocolFault, type JsonRpcRequest } from './protocol.ts';
+
+/** The `tasks` server capability: tools/call may be task-augmented; tasks can be listed and cancelled. */
+export const TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
+/** What every tool says of itself over MCP: it may be called as a task or not. */
+export const TASK_EXECUTION = { taskSupport: 'optional' } as const;
+
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+const PAGE = 50;
+/** tasks/result holds the answer until the task ends, re-reading it at least this often. */
+const RESULT_WAIT_MS = 30_000;
+
+export const TASK_METHODS = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']);
+
+function taskIdOf(message: JsonRpcRequest): string {
+  const id = message.params?.taskId;
+  if (typeof id !== 'string' || id === '') throw new ProtocolFault(ErrorCode.InvalidParams, `${message.method} needs params.taskId (a string)`);
+  return id;
+}
+
+/** A turn's results as one CallToolResult: every block in call order, an error if any call failed. */
+function callToolResultOf(result: unknown): Record<string, unknown> {
+  if (typeof result === 'object' && result !== null && 'results' in result) {
+    const rendered = (result as { results: InvocationResult[] }).results.map(renderMcpCallToolResult);
+    return { content: rendered.flatMap((r) => r.content), isError: rendered.some((r) => r.isError) };
+  }
+  return { ...renderMcpCallToolResult(result as InvocationResult) };
+}
+
+export class McpTasks {
+  readonly #tasks: TaskRunner;
+
+  constructor(tasks: TaskRunner) {
+    this.#tasks = tasks;
+  }
+
+  /** A task-augmented tools/call: the call starts as a task and the answer is its CreateTaskResult. */
+  async start(name: string, args: unknown, scope: InvocationScope): Promise<Record<string, unknown>> {
+    const job: TaskJob = {
+      format: 'mcp',
+      turn: false,
+      calls: [{ id: `call_${randomUUID()}`, name, arguments: args ?? {}, parsed: true }],
+      sessionId: scope.sessionId,
+      ...(scope.sessionSource !== undefined && { sessionSource: scope.sessionSource }),
+      caller: scope.caller,
+      timeoutMs: scope.timeoutMs,
+      receivedAt: scope.receivedAt,
+      requestId: scope.requestId,
+    };
+    return { task: mcpTaskOf(await this.#tasks.start(job)) };
+  }
+
+  /** tasks/get, tasks/result, tasks/list, tasks/cancel. */
+  async request(message: JsonRpcRequest, caller: Caller | null): Promise<Record<string, unknown>> {
+    switch (message.method) {
+      case 'tasks/get':
+        return mcpTaskOf(viewOf(await this.#visible(taskIdOf(message), caller)));
+      case 'tasks/result':
+        return this.#result(taskIdOf(message), caller);
+      case 'tasks/cancel':
+        return this.#cancel(taskIdOf(message), caller);
+      case 'tasks/list':
+        return this.#list(message.params?.cursor, caller);
+    }
+    throw new ProtocolFault(ErrorCode.MethodNotFound, `method not found: ${message.method.slice(0, 100)}`);
+  }
+
+  async #visible(id: string, caller: Caller | null): Promise<TaskRecord> {
+    const record = await this.#tasks.get(id);
+    if (record === null || !TaskRunner.visibleTo(record, caller)) throw new ProtocolFault(ErrorCode.InvalidParams, `no task ${id.slice(0, 100)}`);
+    return record;
+  }
+
+  /** Holds the answer until the task ends, then answers what the tools/call would have. */
+  async #result(id: string, caller: Caller | null): Promise<Record<string, unknown>> {
+    let record: TaskRecord | null = await this.#visible(id, caller);
+    while (record.status === 'working') {
+      record = await this.#tasks.wait(id, RESULT_WAIT_MS);
+      if (record === null) throw new ProtocolFault(ErrorCode.InvalidParams, `no task ${id.slice(0, 100)}`);
+    }
+    const view = viewOf(record);
+    if (view.status !== 'completed' || view.result === undefined) {
+      const error = view.error ?? { code: view.status, detail: `the task ended ${view.status}` };
+      throw new ProtocolFault(ErrorCode.InternalError, `the task ended ${view.status}: ${error.detail}`, 400, error);
+    }
+    return { ...callToolResultOf(view.result), _meta: { [RELATED_TASK]: { taskId: id } } };
+  }
+
+  async #cancel(id: string, caller: Caller | null): Promise<Record<string, unknown>> {
+    const record = await this.#visible(id, caller);
+    if (record.status !== 'working' || !(await this.#tasks.cancel(id))) {
+      throw new ProtocolFault(ErrorCode.InvalidParams, `the task has already ended (${record.status === 'working' ? 'just now' : record.status})`);
+    }
+    return mcpTaskOf(viewOf((await this.#tasks.get(id)) ?? record));
+  }
+
+  async #list(cursor: unknown, caller: Caller | null): Promise<Record<string, unknown>> {
+    if (cursor !== undefined && typeof cursor !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'params.cursor must be a string');
+    const page = await this.#tasks.list(caller?.admin === true ? 'all' : { owner: caller?.id ?? null }, cursor ?? null, PAGE);
+    return { tasks: page.records.map((record) => mcpTaskOf(viewOf(record))), ...(page.next !== null && { nextCursor: page.next }) };
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * Tasks in one process: records in a Map, expiry checked on access and swept now and then, signals
+ * told to this process's listeners. Leases behave as in Redis, so the same runner code drives both.
+ */
+import type { EndStatus, LapseOutcomes, NewTask, TakeOver, TaskListScope, TaskPage, TaskRecord, TaskSignal, TaskStatus, TaskStore } from '../tasks.ts';
+
+interface Entry {
+  id: string;
+  owner: string | null;
+  head: string;
+  job: string;
+  rerunnable: boolean;
+  runner: string;
+  lease: number;
+  status: TaskStatus;
+  updatedAt: number;
+  progress: string | null;
+  outcome: string | null;
+  cancel: boolean;
+  expiresAt: number;
+}
+
+const SWEEP_INTERVAL_MS = 60_000;
+
+function recordOf(entry: Entry): TaskRecord {
+  const { id, owner, head, status, updatedAt, progress, outcome } = entry;
+  return { id, owner, head, status, updatedAt, progress, outcome };
+}
+
+export class MemoryTaskStore implements TaskStore {
+  readonly #tasks = new Map<string, Entry>();
+  readonly #listeners: ((signal: TaskSignal, id: string) => void)[] = [];
+  readonly #sweeper = setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
+
+  #live(id: string): Entry | undefined {
+    const entry = this.#tasks.get(id);
+    if (entry !== undefined && entry.expiresAt <= Date.now()) {
+      this.#tasks.delete(id);
+      return undefined;
+    }
+    return entry;
+  }
+
+  #sweep(): void {
+    const now = Date.now();
+    for (const [id, entry] of this.#tasks) if (entry.expiresAt <= now) this.#tasks.delete(id);
+  }
+
+  #signal(signal: TaskSignal, id: string): void {
+    // Told after the caller's step has finished, as a Redis message would arrive.
+    queueMicrotask(() => {
+      for (const listener of this.#listeners) listener(signal, id);
+    });
+  }
+
+  #end(entry: Entry, status: EndStatus, outcome: string, ttlMs: number): void {
+    const now = Date.now();
+    Object.assign(entry, { status, outcome, updatedAt: now, expiresAt: now + ttlMs, job: '' });
+    this.#signal('ended', entry.id);
+  }
+
+  async create(task: NewTask): Promise<void> {
+    const now = Date.now();
+    this.#tasks.set(task.id, {
+      id: task.id,
+      owner: task.owner,
+      head: task.head,
+      job: task.job,
+      rerunnable: task.rerunnable,
+      runner: task.runner,
+      lease: now + task.leaseMs,
+      status: 'working',
+      updatedAt: now,
+      progress: null,
+      outcome: null,
+      cancel: false,
+      expiresAt: now + task.keepMs,
+    });
+  }
+
+  async get(id: string): Promise<TaskRecord | null> {
+    const entry = this.#live(id);
+    return entry === undefined ? null : recordOf(entry);
+  }
+
+  async renew(id: string, runner: string, leaseMs: number): Promise<'ok' | 'cancel' | 'lost'> {
+    const entry = this.#live(id);
+    if (entry === undefined || entry.status !== 'working' || entry.runner !== runner) return 'lost';
+    entry.lease = Date.now() + leaseMs;
+    return entry.cancel ? 'cancel' : 'ok';
+  }
+
+  async progress(id: string, runner: string, progress: string): Promise<void> {
+    const entry = this.#live(id);
+    if (entry === undefined || entry.status !== 'working' || entry.runner !== runner) return;
+    entry.progress = progress;
+    entry.updatedAt = Date.now();
+  }
+
+  async finish(id: string, runner: string, status: EndStatus, outcome: string, ttlMs: number): Promise<boolean> {
+    const entry = this.#live(id);
+    if (entry === undefined || entry.status !== 'working' || entry.runner !== runner) return false;
+    this.#end(entry, status, outcome, ttlMs);
+    return true;
+  }
+
+  async requestCancel(id: string): Promise<boolean> {
+    const entry = this.#live(id);
+    if (entry === undefined || entry.status !== 'working') return false;
+    entry.cancel = true;
+    this.#signal('cancel', id);
+    return true;
+  }
+
+  async lapsed(limit: number): Promise<string[]> {
+    const now = Date.now();
+    const ids: string[] = [];
+    for (const entry of this.#tasks.values()) {
+      if (ids.length >= limit) break;
+      if (entry.status === 'working' && entry.lease <= now && entry.expiresAt > now) ids.push(entry.id);
+    }
+    return ids;
+  }
+
+  async takeOver(id: string, runner: string, leaseMs: number, ttlMs: number, outcomes: LapseOutcomes): Promise<TakeOver> {
+    const entry = this.#live(id);
+    if (entry === undefined || entry.status !== 'working') return { kind: 'ended' };
+    const now = Date.now();
+    if (entry.lease > now) return { kind: 'alive' };
+    if (entry.cancel) this.#end(entry, 'cancelled', outcomes.cancelled, ttlMs);
+    else if (entry.rerunnable) {
+      Object.assign(entry, { runner, lease: now + leaseMs, updatedAt: now });
+      return { kind: 'run', job: entry.job };
+    } else this.#end(entry, 'failed', outcomes.lost, ttlMs);
+    return { kind: 'ended' };
+  }
+
+  async list(scope: TaskListScope, after: string | null, limit: number): Promise<TaskPage> {
+    const now = Date.now();
+    const ids = [...this.#tasks.values()]
+      .filter((e) => e.expiresAt > now && (scope === 'all' || e.owner === scope.owner) && (after === null || e.id < after))
+      .map((e) => e.id)
+      .sort()
+      .reverse();
+    const page = ids.slice(0, limit);
+    return { records: page.map((id) => recordOf(this.#tasks.get(id)!)), next: ids.length > limit ? page[page.length - 1]! : null };
+  }
+
+  onSignal(listener: (signal: TaskSignal, id: string) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    this.#listeners.length = 0;
+  }
+}

@@ -1,0 +1,3 @@
+-- taskLapsed: ids of tasks whose runner's lease ended before now (the store's clock). Read-only.
+-- KEYS[1] leases; ARGV[1] at most this many
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))

@@ -1,0 +1,87 @@
+/**
+ * The task store (SPEC §11): durable task records with a runner's lease, kept by every backend
+ * (store/memory/tasks.ts, store/redis/tasks.ts) with the same behaviour. It knows nothing of tools:
+ * what a task is about (`head`), what re-runs it (`job`) and how it ended (`outcome`) are JSON text
+ * made by the task runner; the store only keeps them, guards the lease and signals the replicas.
+ */
+
+export type TaskStatus = 'working' | 'completed' | 'failed' | 'cancelled';
+export type EndStatus = Exclude<TaskStatus, 'working'>;
+
+export interface TaskRecord {
+  readonly id: string;
+  /** The API key id that created it; null when the service is open. */
+  readonly owner: string | null;
+  /** JSON: what the task says about itself (tool, call id, created_at…), fixed at creation. */
+  readonly head: string;
+  readonly status: TaskStatus;
+  /** Epoch ms of the last change (the store's clock). */
+  readonly updatedAt: number;
+  /** JSON of the last progress report, or null. */
+  readonly progress: string | null;
+  /** JSON of how it ended ({result} or {error}), or null while working. */
+  readonly outcome: string | null;
+}
+
+export interface NewTask {
+  readonly id: string;
+  readonly owner: string | null;
+  readonly head: string;
+  /** JSON: everything another replica needs to run the task again. */
+  readonly job: string;
+  /** Whether a task whose runner died is run again (true) or ends worker_lost (false). */
+  readonly rerunnable: boolean;
+  /** The replica that runs it first. */
+  readonly runner: string;
+  readonly leaseMs: number;
+  /** How long the record may live at most while working (its deadline plus its TTL). */
+  readonly keepMs: number;
+}
+
+/** What a replica finds when it looks at a task whose lease lapsed. */
+export type TakeOver = { kind: 'run'; job: string } | { kind: 'alive' } | { kind: 'ended' };
+
+/** Outcomes the store writes by itself, for a runner that died: prepared JSON, never edited. */
+export interface LapseOutcomes {
+  readonly lost: string;
+  readonly cancelled: string;
+}
+
+export type TaskSignal = 'ended' | 'cancel';
+
+/** Whose tasks to list: one owner's, or every task (admin keys). */
+export type TaskListScope = { owner: string | null } | 'all';
+
+export interface TaskPage {
+  readonly records: TaskRecord[];
+  /** The id to pass as `after` for the next page; null on the last one. */
+  readonly next: string | null;
+}
+
+export interface TaskStore {
+  create(task: NewTask): Promise<void>;
+  get(id: string): Promise<TaskRecord | null>;
+  /**
+   * Extends the runner's lease. 'ok': keep running; 'cancel': a cancel was asked for; 'lost': the
+   * task is no longer this runner's (it ended, or another replica took it over).
+   */
+  renew(id: string, runner: string, leaseMs: number): Promise<'ok' | 'cancel' | 'lost'>;
+  /** Keeps the last progress report; ignored unless the task is still this runner's. */
+  progress(id: string, runner: string, progress: string): Promise<void>;
+  /** Ends the task, keeping it `ttlMs` more and signalling 'ended'; false when it was not this runner's. */
+  finish(id: string, runner: string, status: EndStatus, outcome: string, ttlMs: number): Promise<boolean>;
+  /** Marks a working task to be cancelled and signals 'cancel' to every replica; false when it has ended. */
+  requestCancel(id: string): Promise<boolean>;
+  /** Ids of working tasks whose lease has lapsed, at most `limit`. */
+  lapsed(limit: number): Promise<string[]>;
+  /**
+   * Looks at a lapsed task in one atomic step: a cancelled one ends `cancelled`, a rerunnable one
+   * becomes `runner`'s with a new lease (answers its job), any other ends with `outcomes.lost`.
+   */
+  takeOver(id: string, runner: string, leaseMs: number, ttlMs: number, outcomes: LapseOutcomes): Promise<TakeOver>;
+  /** Tasks newest first (ids sort by creation time), after the id `after` when given. */
+  list(scope: TaskListScope, after: string | null, limit: number): Promise<TaskPage>;
+  /** Tells `listener` of every task that ends and every cancel asked for, on any replica. */
+  onSignal(listener: (signal: TaskSignal, id: string) => void): void;
+  close(): Promise<void>;
+}

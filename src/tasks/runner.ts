@@ -1,0 +1,273 @@
+/**
+ * Tasks (SPEC §11): a call accepted now and answered later. A task runs the very pipeline a
+ * synchronous call runs (`execute`, handed in by app.ts); only where the answer goes differs. The
+ * replica that accepts a task runs it under a lease it renews; every replica sweeps for lapsed
+ * leases and re-runs the task (idempotent tools: the ledger keeps one effect) or ends it worker_lost.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Caller } from '../callers/keys.ts';
+import { problemOf } from '../errors.ts';
+import type { EndStatus, TaskListScope, TaskPage, TaskRecord, TaskStore } from '../store/tasks.ts';
+import { Cancellation } from '../tools/context.ts';
+import type { InvocationScope } from '../tools/invoke.ts';
+import { ProgressThrottle } from '../tools/progress.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import { newTaskId, type TaskError, type TaskHead, type TaskJob, type TaskOutcome, type TaskView } from './view.ts';
+
+export interface TaskRunnerOptions {
+  store: TaskStore;
+  registry: ToolRegistry;
+  /** Runs a job's calls through the dispatcher and answers the JSON the synchronous request would. */
+  execute: (job: TaskJob, scope: InvocationScope) => Promise<object>;
+  /** The API key of an id (its tool allowlist); undefined for a key no longer configured. */
+  callerOf: (id: string) => Caller | undefined;
+  ttlS: number;
+  /** The deadline of a task whose caller and tool set none. */
+  timeoutMs: number;
+  leaseMs: number;
+  log: Logger;
+}
+
+export const POLL_INTERVAL_MS = 1000;
+/** A long-poll re-reads the task this often even without a signal (a missed message costs this much). */
+const WAIT_RECHECK_MS = 1000;
+/** Progress is written to the store at most this often per task. */
+const PROGRESS_WRITE_MS = 250;
+const SWEEP_BATCH = 20;
+const FINISH_ATTEMPTS = 5;
+
+const LAPSE_OUTCOMES = {
+  lost: JSON.stringify({ error: { code: 'worker_lost', detail: 'the replica running this task stopped before it finished; the tool has no idempotency strategy, so it was not run again' } }),
+  cancelled: JSON.stringify({ error: { code: 'cancelled', detail: 'the task was cancelled' } }),
+};
+
+/** How a finished run ends the task: cancelled, failed at its deadline, or completed with its result. */
+function outcomeOf(body: object, cancelRequested: boolean): [EndStatus, TaskOutcome] {
+  const results = ('results' in body ? body.results : [body]) as { error: TaskError | null }[];
+  if (cancelRequested && results.some((r) => r.error?.code === 'cancelled')) {
+    return ['cancelled', { error: { code: 'cancelled', detail: 'the task was cancelled before it finished' } }];
+  }
+  if (results.every((r) => r.error?.code === 'deadline_exceeded')) {
+    return ['failed', { error: { code: 'deadline_exceeded', detail: results[0]!.error!.detail } }];
+  }
+  return ['completed', { result: body }];
+}
+
+function errorOf(err: unknown): TaskError {
+  const problem = problemOf(err);
+  return { code: problem.type.slice(problem.type.lastIndexOf(':') + 1).replaceAll('-', '_'), detail: problem.detail };
+}
+
+export class TaskRunner {
+  /** This replica's name on the leases it holds. */
+  readonly replica = randomUUID();
+  readonly #o: TaskRunnerOptions;
+  readonly #running = new Map<string, { cancellation: Cancellation; released: boolean }>();
+  readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #sweeper: NodeJS.Timeout;
+  #sweeping = false;
+
+  constructor(options: TaskRunnerOptions) {
+    this.#o = options;
+    options.store.onSignal((signal, id) => {
+      if (signal === 'cancel') this.#running.get(id)?.cancellation.cancel(new Error('the task was cancelled'));
+      else for (const wake of this.#waiters.get(id) ?? []) wake();
+    });
+    this.#sweeper = setInterval(() => void this.#sweep(), Math.max(50, options.leaseMs / 2)).unref();
+  }
+
+  get ttlMs(): number {
+    return this.#o.ttlS * 1000;
+  }
+
+  /** Whether `caller` may see the task: its own, any task for an admin key, every task when the service is open. */
+  static visibleTo(record: TaskRecord, caller: Caller | null): boolean {
+    return caller === null ? record.owner === null : caller.admin || record.owner === caller.id;
+  }
+
+  /** Creates the task and starts running it here; answers it as it stands (working). */
+  async start(job: TaskJob): Promise<TaskView> {
+    const now = Date.now();
+    const id = newTaskId(now);
+    const head: TaskHead = {
+      task_id: id,
+      tool: job.calls.map((c) => c.name).join(','),
+      call_id: job.calls.map((c) => c.id).join(','),
+      created_at: new Date(now).toISOString(),
+      ttl_s: this.#o.ttlS,
+      poll_interval_ms: POLL_INTERVAL_MS,
+    };
+    await this.#o.store.create({
+      id,
+      owner: job.caller,
+      head: JSON.stringify(head),
+      job: JSON.stringify(job),
+      rerunnable: this.#rerunnable(job),
+      runner: this.replica,
+      leaseMs: this.#o.leaseMs,
+      keepMs: this.#budgetMs(job) + this.ttlMs + this.#o.leaseMs * 4,
+    });
+    void this.#run(id, job);
+    return { ...head, status: 'working', updated_at: head.created_at, progress: null };
+  }
+
+  get(id: string): Promise<TaskRecord | null> {
+    return this.#o.store.get(id);
+  }
+
+  /** The task once it has ended, or as it stands after `waitMs`. */
+  async wait(id: string, waitMs: number): Promise<TaskRecord | null> {
+    const until = Date.now() + waitMs;
+    for (;;) {
+      // Listen before reading, so an end signalled in between is not missed.
+      const signal = this.#signalled(id, Math.min(WAIT_RECHECK_MS, Math.max(0, until - Date.now())));
+      let record: TaskRecord | null;
+      try {
+        record = await this.#o.store.get(id);
+      } catch (err) {
+        signal.stop();
+        throw err;
+      }
+      if (record === null || record.status !== 'working' || Date.now() >= until) {
+        signal.stop();
+        return record;
+      }
+      await signal.promise;
+    }
+  }
+
+  /** Asks every replica to cancel the task (the one running it aborts the handler); false when it had ended. */
+  async cancel(id: string): Promise<boolean> {
+    const marked = await this.#o.store.requestCancel(id);
+    if (marked) this.#running.get(id)?.cancellation.cancel(new Error('the task was cancelled'));
+    return marked;
+  }
+
+  list(scope: TaskListScope, after: string | null, limit: number): Promise<TaskPage> {
+    return this.#o.store.list(scope, after, limit);
+  }
+
+  /** Stops sweeping and hands this replica's running tasks over: their leases end now, so another replica decides at once. */
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    const releases = [...this.#running].map(([id, run]) => {
+      run.released = true;
+      run.cancellation.cancel(new Error('the replica is shutting down'));
+      return this.#o.store.renew(id, this.replica, 0).catch(() => undefined);
+    });
+    await Promise.all(releases);
+  }
+
+  /** Resolves when the task is signalled as ended, or after `ms`; `stop()` stops listening. */
+  #signalled(id: string, ms: number): { promise: Promise<void>; stop: () => void } {
+    let stop: () => void = () => undefined;
+    const promise = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => stop(), ms);
+      stop = () => {
+        clearTimeout(timer);
+        const set = this.#waiters.get(id);
+        set?.delete(stop);
+        if (set?.size === 0) this.#waiters.delete(id);
+        resolve();
+      };
+      let set = this.#waiters.get(id);
+      if (set === undefined) this.#waiters.set(id, (set = new Set()));
+      set.add(stop);
+    });
+    return { promise, stop };
+  }
+
+  /** A task is run again after its replica died only when every call's tool keeps its effect once. */
+  #rerunnable(job: TaskJob): boolean {
+    return job.calls.every((call) => {
+      const strategy = this.#o.registry.get(call.name)?.idempotency?.strategy;
+      return strategy !== undefined && strategy !== 'none';
+    });
+  }
+
+  /** The longest the task's calls may run: what bounds the record's life while working. */
+  #budgetMs(job: TaskJob): number {
+    if (job.timeoutMs !== null) return job.timeoutMs;
+    return Math.max(...job.calls.map((call) => this.#o.registry.get(call.name)?.timeoutMs ?? this.#o.timeoutMs));
+  }
+
+  async #run(id: string, job: TaskJob): Promise<void> {
+    const { store, log } = this.#o;
+    const run = { cancellation: new Cancellation(), released: false };
+    this.#running.set(id, run);
+    const renewal = setInterval(() => {
+      store.renew(id, this.replica, this.#o.leaseMs).then(
+        (state) => {
+          if (state === 'ok') return;
+          if (state === 'lost') run.released = true;
+          run.cancellation.cancel(new Error(state === 'cancel' ? 'the task was cancelled' : 'the task is no longer run here'));
+        },
+        (err: unknown) => log.warn({ err, task: id }, 'could not renew the lease of a task'),
+      );
+    }, Math.max(20, this.#o.leaseMs / 3));
+    const throttle = new ProgressThrottle(({ done, total }) => {
+      store.progress(id, this.replica, JSON.stringify(total === undefined ? { done } : { done, total })).catch((err: unknown) => log.debug({ err, task: id }, 'task progress not kept'));
+    }, PROGRESS_WRITE_MS);
+    const caller = job.caller === null ? null : this.#o.callerOf(job.caller);
+    const scope: InvocationScope = {
+      requestId: job.requestId,
+      sessionId: job.sessionId,
+      ...(job.sessionSource !== undefined && { sessionSource: job.sessionSource }),
+      caller: job.caller,
+      // A key removed from the keys file since may call nothing.
+      ...(job.caller !== null && { allows: caller?.allows ?? (() => false) }),
+      timeoutMs: job.timeoutMs,
+      defaultTimeoutMs: job.timeoutMs ?? this.#o.timeoutMs,
+      receivedAt: job.receivedAt,
+      log: log.child({ task: id }),
+      cancellation: run.cancellation,
+      progress: (_callId, done, total) => throttle.report(done, total),
+    };
+    let ending: [EndStatus, TaskOutcome];
+    try {
+      ending = outcomeOf(await this.#o.execute(job, scope), run.cancellation.reason !== null);
+    } catch (err) {
+      if (problemOf(err).status >= 500) log.error({ err, task: id }, 'a task failed inside toolport');
+      ending = ['failed', { error: errorOf(err) }];
+    } finally {
+      clearInterval(renewal);
+      throttle.flush();
+      throttle.close();
+      this.#running.delete(id);
+    }
+    if (!run.released) await this.#finish(id, ending);
+  }
+
+  /** Writes how the task ended, retrying a store that does not answer; if it never does, the lease lapses and a sweep decides. */
+  async #finish(id: string, [status, outcome]: [EndStatus, TaskOutcome]): Promise<void> {
+    const json = JSON.stringify(outcome);
+    for (let attempt = 0; attempt < FINISH_ATTEMPTS; attempt++) {
+      try {
+        await this.#o.store.finish(id, this.replica, status, json, this.ttlMs);
+        return;
+      } catch (err) {
+        this.#o.log.warn({ err, task: id, attempt }, 'could not record the end of a task');
+        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+      }
+    }
+  }
+
+  async #sweep(): Promise<void> {
+    if (this.#sweeping) return;
+    this.#sweeping = true;
+    try {
+      const { store, leaseMs, log } = this.#o;
+      for (const id of await store.lapsed(SWEEP_BATCH)) {
+        const taken = await store.takeOver(id, this.replica, leaseMs, this.ttlMs, LAPSE_OUTCOMES);
+        if (taken.kind !== 'run') continue;
+        log.info({ task: id }, 'running a task again: the replica running it stopped');
+        void this.#run(id, JSON.parse(taken.job) as TaskJob);
+      }
+    } catch (err) {
+      this.#o.log.debug({ err }, 'the task sweep did not complete');
+    } finally {
+      this.#sweeping = false;
+    }
+  }
+}

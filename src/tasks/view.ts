@@ -1,0 +1,87 @@
+/**
+ * What a task is, as the store keeps it (head, job, outcome: JSON text) and as clients see it: the
+ * HTTP task object of SPEC §11 and the MCP `Task` of the 2025-11-25 revision.
+ */
+import { randomBytes } from 'node:crypto';
+import type { TaskRecord, TaskStatus } from '../store/tasks.ts';
+import type { InvocationScope, ToolCall } from '../tools/invoke.ts';
+
+/** Everything a replica needs to run a task, again if need be: the very request, parsed. */
+export interface TaskJob {
+  /** The provider format the result is rendered in (`mcp` for a task started over MCP). */
+  format: string;
+  turn: boolean;
+  /** Call ids are made at creation when the body had none, so every run answers the same ids. */
+  calls: ToolCall[];
+  sessionId: string | null;
+  /** Where the session id came from (an MCP connection's gives way to a session_id argument). */
+  sessionSource?: InvocationScope['sessionSource'];
+  caller: string | null;
+  /** The caller's X-Timeout-Ms, counted from `receivedAt`. */
+  timeoutMs: number | null;
+  receivedAt: number;
+  requestId: string;
+}
+
+export interface TaskHead {
+  task_id: string;
+  tool: string;
+  call_id: string;
+  created_at: string;
+  ttl_s: number;
+  poll_interval_ms: number;
+}
+
+export interface TaskError {
+  code: string;
+  detail: string;
+}
+
+/** How a task ended: the result the synchronous request would have answered, or an error instead. */
+export type TaskOutcome = { result: unknown } | { error: TaskError };
+
+export interface TaskView extends TaskHead {
+  status: TaskStatus;
+  updated_at: string;
+  progress: { done: number; total?: number } | null;
+  result?: unknown;
+  error?: TaskError;
+}
+
+/**
+ * A UUIDv7-shaped id: the first 48 bits are the creation time in ms, so ids sort by creation and a
+ * listing pages by id alone (newest first).
+ */
+export function newTaskId(now = Date.now()): string {
+  const time = now.toString(16).padStart(12, '0');
+  const rand = randomBytes(10).toString('hex');
+  const variant = ((parseInt(rand[3]!, 16) & 0x3) | 0x8).toString(16);
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${rand.slice(0, 3)}-${variant}${rand.slice(4, 7)}-${rand.slice(8, 20)}`;
+}
+
+export const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+export function viewOf(record: TaskRecord): TaskView {
+  const head = JSON.parse(record.head) as TaskHead;
+  const view: TaskView = {
+    ...head,
+    status: record.status,
+    updated_at: new Date(record.updatedAt).toISOString(),
+    progress: record.progress === null ? null : (JSON.parse(record.progress) as TaskView['progress']),
+  };
+  if (record.outcome !== null) Object.assign(view, JSON.parse(record.outcome) as TaskOutcome);
+  return view;
+}
+
+/** The 2025-11-25 MCP `Task` (tasks/get, tasks/list, tasks/cancel, CreateTaskResult). */
+export function mcpTaskOf(view: TaskView): Record<string, unknown> {
+  return {
+    taskId: view.task_id,
+    status: view.status,
+    ttl: view.ttl_s * 1000,
+    createdAt: view.created_at,
+    lastUpdatedAt: view.updated_at,
+    pollInterval: view.poll_interval_ms,
+    ...(view.error !== undefined && { statusMessage: `${view.error.code}: ${view.error.detail}` }),
+  };
+}
