@@ -104,8 +104,9 @@ describe('tasks across replicas (redis)', () => {
           TASK_TEST_MARKS: marks,
         },
       });
-      await waitUntilReady(child, 'GET /readyz → 200', http200(`http://127.0.0.1:${port}/readyz`));
-    });
+      // A child's start (tsx compiling the sources) takes tens of seconds on a loaded machine.
+      await waitUntilReady(child, 'GET /readyz → 200', http200(`http://127.0.0.1:${port}/readyz`), 90_000);
+    }, 120_000);
 
     /** Starts the tool as a task on the child and waits until its handler runs there. */
     async function startInChild(tool: string, tag: string): Promise<string> {
