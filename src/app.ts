@@ -178,6 +178,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     timeoutMs: config.taskTimeoutMs,
     leaseMs: config.taskLeaseMs,
     log: logger,
+    metrics,
   });
   app.decorate('toolport', { registry, store, dispatcher, config });
   provenance.recordAtStart();

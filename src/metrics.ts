@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics (prom-client): calls by tool and outcome, call durations, session commit
- * conflicts, ledger lookups, store errors, rate-limited requests, and the process's own metrics.
+ * conflicts, ledger lookups, store errors, rate-limited requests, ended tasks, and the process's own metrics.
  *
  * The two per-call series are counted on the hot path in plain arrays and handed to prom-client's
  * registry as metrics of their own (`get()` at scrape time): prom-client hashes the label set on
@@ -132,6 +132,7 @@ export class Metrics {
   readonly #conflicts = new OneLabelCounter('toolport_session_commit_conflicts_total', 'Session commits refused because a key read had changed (the handler ran again)', 'tool');
   readonly #ledger = new OneLabelCounter('toolport_ledger_lookups_total', 'Effect ledger lookups by result: hit (replayed), miss (ran), wait (waited for a running twin), in_progress', 'result');
   readonly #storeErrors = new Counter({ name: 'toolport_store_errors_total', help: 'Requests answered 503 because the store could not be reached', registers: [this.#app] });
+  readonly #tasks = new OneLabelCounter('toolport_tasks_total', 'Tasks ended by the replica that ran them, by status (completed, failed, cancelled)', 'status');
   readonly #rateLimited = new OneLabelCounter('toolport_rate_limited_total', 'Requests answered 429 because the API key passed its rate_per_min, by caller', 'caller');
 
   constructor() {
@@ -139,6 +140,7 @@ export class Metrics {
     register(this.#conflicts);
     register(this.#ledger);
     register(this.#rateLimited);
+    register(this.#tasks);
     register(new CallCounter('toolport_tool_calls_total', 'Tool calls by tool and outcome (success, or the error code)', this.#series));
     register(new DurationHistogram('toolport_tool_call_duration_seconds', 'Time from receiving a call to its result, by tool', this.#series));
     this.registry = Registry.merge([processMetrics(), this.#app]);
@@ -168,5 +170,9 @@ export class Metrics {
 
   rateLimited(caller: string): void {
     this.#rateLimited.inc(caller);
+  }
+
+  taskEnded(status: string): void {
+    this.#tasks.inc(status);
   }
 }

@@ -8,11 +8,13 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Caller } from '../callers/keys.ts';
 import { problemOf } from '../errors.ts';
+import type { Metrics } from '../metrics.ts';
 import type { EndStatus, TaskListScope, TaskPage, TaskRecord, TaskStore } from '../store/tasks.ts';
 import { Cancellation } from '../tools/context.ts';
 import type { InvocationScope } from '../tools/invoke.ts';
 import { ProgressThrottle } from '../tools/progress.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
+import { captureTraceLink, runLinked } from '../tracing/index.ts';
 import { newTaskId, type TaskError, type TaskHead, type TaskJob, type TaskOutcome, type TaskView } from './view.ts';
 
 export interface TaskRunnerOptions {
@@ -27,6 +29,7 @@ export interface TaskRunnerOptions {
   timeoutMs: number;
   leaseMs: number;
   log: Logger;
+  metrics?: Metrics;
 }
 
 export const POLL_INTERVAL_MS = 1000;
@@ -98,6 +101,8 @@ export class TaskRunner {
       ttl_s: this.#o.ttlS,
       poll_interval_ms: POLL_INTERVAL_MS,
     };
+    const trace = captureTraceLink(); // null when not tracing
+    if (trace !== null) job.trace = trace;
     await this.#o.store.create({
       id,
       owner: job.caller,
@@ -226,7 +231,9 @@ export class TaskRunner {
     };
     let ending: [EndStatus, TaskOutcome];
     try {
-      ending = outcomeOf(await this.#o.execute(job, scope), run.cancellation.reason !== null);
+      // A run's spans form a trace of their own, linked to the request that created the task.
+      const result = await runLinked(job.trace ?? null, `task ${job.calls.map((c) => c.name).join(',')}`, { 'toolport.task_id': id }, () => this.#o.execute(job, scope));
+      ending = outcomeOf(result, run.cancellation.reason !== null);
     } catch (err) {
       if (problemOf(err).status >= 500) log.error({ err, task: id }, 'a task failed inside toolport');
       ending = ['failed', { error: errorOf(err) }];
@@ -244,7 +251,7 @@ export class TaskRunner {
     const json = JSON.stringify(outcome);
     for (let attempt = 0; attempt < FINISH_ATTEMPTS; attempt++) {
       try {
-        await this.#o.store.finish(id, this.replica, status, json, this.ttlMs);
+        if (await this.#o.store.finish(id, this.replica, status, json, this.ttlMs)) this.#o.metrics?.taskEnded(status);
         return;
       } catch (err) {
         this.#o.log.warn({ err, task: id, attempt }, 'could not record the end of a task');

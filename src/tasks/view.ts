@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TaskRecord, TaskStatus } from '../store/tasks.ts';
 import type { InvocationScope, ToolCall } from '../tools/invoke.ts';
+import type { TraceLink } from '../tracing/index.ts';
 
 /** Everything a replica needs to run a task, again if need be: the very request, parsed. */
 export interface TaskJob {
@@ -21,6 +22,8 @@ export interface TaskJob {
   timeoutMs: number | null;
   receivedAt: number;
   requestId: string;
+  /** The trace context of the request that created the task, when tracing: its runs are linked to it. */
+  trace?: TraceLink;
 }
 
 export interface TaskHead {

@@ -105,6 +105,10 @@ describe('Grafana dashboard', () => {
     for (let i = 0; i < 2; i++) await post(app, { name: 'charge_global', arguments: { tag: 'monitoring' } }, agent);
     await post(app, { name: 'echo', arguments: { text: 'x' } }, { authorization: 'Bearer sk-tight' });
     expect((await post(app, { name: 'echo', arguments: { text: 'x' } }, { authorization: 'Bearer sk-tight' })).status).toBe(429);
+    const task = await post(app, { name: 'echo', arguments: { text: 'later' } }, { ...agent, prefer: 'respond-async' });
+    expect(task.status).toBe(202);
+    const ended = await app.inject({ method: 'GET', url: `/tasks/${task.body.task_id}?wait_ms=10000`, headers: agent });
+    expect(ended.json()).toMatchObject({ status: 'completed' });
     const scraped = await app.inject({ method: 'GET', url: '/metrics', headers: agent });
     expect(scraped.statusCode).toBe(200);
     exposition = scraped.body;
@@ -120,6 +124,7 @@ describe('Grafana dashboard', () => {
     expect(alertMissing).toEqual([]);
     expect(exposition).toMatch(/^toolport_rate_limited_total\{caller="tight"\} 1$/m);
     expect(exposition).toMatch(/^toolport_ledger_lookups_total\{result="hit"\} 1$/m);
+    expect(exposition).toMatch(/^toolport_tasks_total\{status="completed"\} 1$/m);
   });
 
   it('has valid PromQL in every panel (checked by promtool as recording rules)', async () => {
@@ -134,7 +139,7 @@ describe('Grafana dashboard', () => {
     }
   });
 
-  it('shows calls by tool and outcome, p50 and p99 durations, the ledger hit ratio, store errors and rate-limited calls', () => {
+  it('shows calls by tool and outcome, p50 and p99 durations, the ledger hit ratio, store errors, rate-limited calls and tasks by status', () => {
     const all = dashboardQueries.map((q) => q.expr).join('\n');
     expect(all).toContain('sum by (tool, outcome) (rate(toolport_tool_calls_total');
     expect(all).toMatch(/histogram_quantile\(0\.5, [^\n]*toolport_tool_call_duration_seconds_bucket/);
@@ -142,6 +147,7 @@ describe('Grafana dashboard', () => {
     expect(all).toMatch(/toolport_ledger_lookups_total\{result=~"hit\|wait"\}[^\n]*\/ sum\(rate\(toolport_ledger_lookups_total/);
     expect(all).toContain('toolport_store_errors_total');
     expect(all).toContain('toolport_rate_limited_total');
+    expect(all).toContain('sum by (status) (increase(toolport_tasks_total');
     for (const panel of dashboard.panels) expect(panel.targets.length, panel.title).toBeGreaterThan(0);
   });
 });

@@ -26,6 +26,7 @@ import { OtlpReceiver, SPAN_KIND, type ReceivedSpan } from '../helpers/otlp-rece
 const CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const CALLER_SPAN = 'b7ad6b7169203331';
 const CALLER_SPAN_2 = 'c8be7c827a314442';
+const CALLER_SPAN_3 = 'd9cf8d938b425553';
 const traceparent = (span: string) => `00-${CALLER_TRACE}-${span}-01`;
 
 /** An HTTP service standing in for a tool's upstream: records the headers of every request. */
@@ -101,6 +102,7 @@ describe('traces', () => {
 
   /** Sends the turn, a replay and a task; every assertion below reads the spans received. */
   let spans: ReceivedSpan[] = [];
+  let asyncTaskId = '';
   const tag = `trace-${Date.now()}`;
   beforeAll(async () => {
     const turn = {
@@ -124,6 +126,12 @@ describe('traces', () => {
     expect(replay.body.replayed).toBe(true);
     // A task started by the turn runs later, in a trace of its own linked to the request.
     const scope = { requestId: 'task-run', sessionId: null, caller: null, timeoutMs: null, receivedAt: Date.now(), log: pino({ level: 'silent' }), cancellation: null };
+    // A task over HTTP (Prefer: respond-async): its run is a trace of its own, linked to the request.
+    const accepted = await send(app, { name: 'echo', arguments: { text: 'async' } }, { prefer: 'respond-async', traceparent: traceparent(CALLER_SPAN_3) });
+    expect(accepted.status).toBe(202);
+    asyncTaskId = accepted.body.task_id as string;
+    const ended = await fetch(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/tasks/${accepted.body.task_id}?wait_ms=10000`);
+    expect(await ended.json()).toMatchObject({ status: 'completed' });
     await runLinked(capturedLink, 'task echo', { 'toolport.task_id': 'task-1' }, () => app.toolport.dispatcher.invoke({ id: 'call_in_task', name: 'echo', arguments: { text: 'later' } }, scope));
     await flushTracing();
     spans = receiver.spans;
@@ -207,8 +215,19 @@ describe('traces', () => {
     expect(spans.find((s) => s.spanId === client.parentSpanId)?.name).toBe('execute_tool weather_now');
   });
 
-  it('links a task run to the request that started it, with its calls inside', () => {
-    const task = one('task echo');
+  it('links the run of a task started with Prefer: respond-async to the request that created it', () => {
+    const request = requestSpan(CALLER_SPAN_3);
+    const run = spans.find((s) => s.name === 'task echo' && s.links.some((l) => l.spanId === request.spanId))!;
+    expect(run).toBeDefined();
+    expect(run.parentSpanId).toBeNull();
+    expect(run.traceId).not.toBe(CALLER_TRACE);
+    expect(run.links).toEqual([{ traceId: CALLER_TRACE, spanId: request.spanId }]);
+    expect(run.attributes['toolport.task_id']).toBe(asyncTaskId);
+    expect(childrenOf(run).map((s) => s.name)).toEqual(['execute_tool echo']);
+  });
+
+  it('links a task run to the span that captured the link, with its calls inside', () => {
+    const task = one('task echo', spans.filter((s) => s.attributes['toolport.task_id'] === 'task-1'));
     expect(task.parentSpanId).toBeNull();
     expect(task.traceId).not.toBe(CALLER_TRACE);
     const starter = one('execute_tool start_task');
