@@ -86,7 +86,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await registerBuiltins(registry, { registry, store, keys, provenance, workspaceRoot: config.workspaceRoot });
     if (options.register) await registry.withSource('app options', () => options.register!(registry));
     await loadPlugins(registry, config.toolPlugins);
-    if (config.toolsFile !== null) sources = await loadToolSources({ registry, file: config.toolsFile, log: logger });
+    if (config.toolsFile !== null) sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version: VERSION });
   } catch (err) {
     await store.close();
     throw err;
@@ -187,7 +187,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(methodsPlugin);
   await app.register(authPlugin, { keys, redis: store.rateLimitRedis, keyPrefix: config.keyPrefix });
   await app.register(openApiPlugin, { version: VERSION, registry, keysConfigured: keys !== null });
-  await app.register(healthRoutes, { store });
+  await app.register(healthRoutes, { store, upstreams: () => sources?.upstreamStatus() ?? [], readyRequiresUpstreams: config.readyRequiresUpstreams });
   await app.register(toolRoutes, { registry, provenance });
   await app.register(provenanceRoutes, { provenance });
   await app.register(invokeRoutes, { dispatcher, tasks });

@@ -33,6 +33,8 @@ export interface Config {
   readonly taskTimeoutMs: number;
   /** A task runner's lease: how soon another replica takes over the task of a replica that died. */
   readonly taskLeaseMs: number;
+  /** /readyz answers 503 while an MCP server behind toolport is down (default: it only names it). */
+  readonly readyRequiresUpstreams: boolean;
 }
 
 export class ConfigError extends Error {
@@ -148,5 +150,6 @@ export function loadConfig(env: Env = process.env): Config {
     taskTtlS: integer(env, 'TASK_TTL_S', 86_400, 1, 365 * 86_400),
     taskTimeoutMs: integer(env, 'TASK_TIMEOUT_MS', 3_600_000, 1, 7 * 86_400_000),
     taskLeaseMs: integer(env, 'TASK_LEASE_MS', 10_000, 100, 3_600_000),
+    readyRequiresUpstreams: flag(env, 'READY_REQUIRES_UPSTREAMS', false),
   });
 }

@@ -21,6 +21,7 @@ export const Unauthorized = createError('TP_UNAUTHORIZED', '%s', 401);
 export const Forbidden = createError('TP_FORBIDDEN', '%s', 403);
 export const RateLimited = createError('TP_RATE_LIMITED', '%s', 429);
 export const Closing = createError('TP_CLOSING', '%s', 503);
+export const NotReady = createError('TP_NOT_READY', '%s', 503);
 export const IdempotencyKeyInFlight = createError('TP_IDEMPOTENCY_KEY_IN_FLIGHT', '%s', 409);
 export const IdempotencyKeyReused = createError('TP_IDEMPOTENCY_KEY_REUSED', '%s', 422);
 
@@ -37,6 +38,7 @@ const PROBLEMS: Record<string, [string, string]> = {
   TP_FORBIDDEN: ['forbidden', 'This API key may not use this route'],
   TP_RATE_LIMITED: ['rate-limited', "The API key's rate limit is reached"],
   TP_CLOSING: ['shutting-down', 'The service is shutting down'],
+  TP_NOT_READY: ['not-ready', 'A tool server behind toolport is down'],
   TP_IDEMPOTENCY_KEY_IN_FLIGHT: ['idempotency-key-in-flight', 'A call with this Idempotency-Key is still running'],
   TP_IDEMPOTENCY_KEY_REUSED: ['idempotency-key-reused', 'This Idempotency-Key was used with another payload'],
   FST_ERR_CTP_BODY_TOO_LARGE: ['body-too-large', 'The request body is larger than MAX_BODY_BYTES'],
@@ -63,7 +65,7 @@ export function problemOf(error: unknown): Problem {
   if (error instanceof IdempotencyKeyReusedError) return problemOf(new IdempotencyKeyReused(error.message));
   const fastifyError = error as Partial<FastifyError>;
   const status = typeof fastifyError.statusCode === 'number' ? fastifyError.statusCode : 500;
-  if (status >= 500 && fastifyError.code !== 'TP_STORE_UNAVAILABLE' && fastifyError.code !== 'TP_CLOSING') {
+  if (status >= 500 && !['TP_STORE_UNAVAILABLE', 'TP_CLOSING', 'TP_NOT_READY'].includes(fastifyError.code ?? '')) {
     return { type: `${TYPE_BASE}internal`, title: 'Internal error', status: 500, detail: 'The request failed inside toolport; it has been logged.' };
   }
   const [slug, title] = PROBLEMS[fastifyError.code ?? ''] ?? ['request-error', 'The request cannot be served'];

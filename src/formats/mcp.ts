@@ -7,7 +7,7 @@ import { NoToolCall } from '../errors.ts';
 import type { ToolCall } from '../tools/invoke.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
-import type { JsonSchema } from '../tools/types.ts';
+import type { Attachment, JsonSchema } from '../tools/types.ts';
 import { callId } from './native.ts';
 import { callOrTurn, objectArguments } from './turn.ts';
 import { isObject } from '../json.ts';
@@ -17,7 +17,8 @@ const CALL = '{"name","arguments":{…}}';
 const SHAPES = `mcp ${CALL} (tools/call params) or {"calls":[…]}, with ?format=mcp`;
 
 export interface McpCallToolResult {
-  content: { type: 'text'; text: string }[];
+  /** The text, then any other blocks the tool returned (images, resources) unchanged. */
+  content: ({ type: 'text'; text: string } | Attachment)[];
   structuredContent?: Record<string, unknown>;
   isError: boolean;
 }
@@ -56,7 +57,7 @@ export function renderMcpCallToolResult(result: InvocationResult): McpCallToolRe
   // machine-readable copy, and a client that read the tool's outputSchema requires it.
   const structured = result.success && isObject(result.value);
   return {
-    content: [{ type: 'text', text: result.content }],
+    content: result.attachments === undefined ? [{ type: 'text', text: result.content }] : [{ type: 'text', text: result.content }, ...result.attachments],
     ...(structured && { structuredContent: result.value as Record<string, unknown> }),
     isError: !result.success,
   };

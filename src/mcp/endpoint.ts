@@ -61,8 +61,9 @@ export class McpEndpoint {
   readonly #dispatcher: Dispatcher;
   readonly #serverInfo: { name: string; version: string };
   readonly #registry: ToolRegistry;
-  /** Each era's tools/list result, built once per caller (the catalog cannot change while running). */
+  /** Each era's tools/list result, built once per caller until the catalog changes. */
   readonly #toolLists = new Map<string, Record<Era, Record<string, unknown>>>();
+  #listedVersion = -1;
   /** Calls in flight by session key and request id; ids repeat across clients, so a list. */
   readonly #inflight = new Map<string, Cancellation[]>();
 
@@ -78,6 +79,10 @@ export class McpEndpoint {
 
   #toolList(era: Era, caller: Caller | null): Record<string, unknown> {
     const id = caller?.id ?? '';
+    if (this.#listedVersion !== this.#registry.version) {
+      this.#toolLists.clear();
+      this.#listedVersion = this.#registry.version;
+    }
     let lists = this.#toolLists.get(id);
     if (lists === undefined) {
       const tools = this.#registry.list().filter((tool) => caller === null || caller.allows(tool.name)).map(renderMcpTool);

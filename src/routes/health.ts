@@ -1,19 +1,49 @@
-/** GET /healthz (the process answers) and GET /readyz (the store answers too). */
+/** GET /healthz (the process answers) and GET /readyz (the store answers too; MCP servers down are named). */
 import type { FastifyInstance } from 'fastify';
+import { NotReady } from '../errors.ts';
 import { problemResponses } from '../schemas.ts';
+import type { UpstreamStatus } from '../sources/types.ts';
 import type { Store } from '../store/types.ts';
 
-export async function healthRoutes(app: FastifyInstance, { store }: { store: Store }): Promise<void> {
-  const status = { type: 'object', properties: { status: { type: 'string' }, store: { type: 'string' } } };
+export interface HealthOptions {
+  store: Store;
+  /** The MCP servers behind toolport and whether each is up. */
+  upstreams?: () => readonly UpstreamStatus[];
+  /** A down upstream makes the replica unready (503) instead of only being named. */
+  readyRequiresUpstreams?: boolean;
+}
+
+const downSchema = {
+  type: 'array',
+  description: 'MCP servers behind toolport that are down now; their tools answer upstream_unavailable',
+  items: { type: 'object', properties: { source: { type: 'string' }, reason: { type: 'string' } }, required: ['source', 'reason'] },
+};
+
+export async function healthRoutes(app: FastifyInstance, { store, upstreams = () => [], readyRequiresUpstreams = false }: HealthOptions): Promise<void> {
+  const status = { type: 'object', properties: { status: { type: 'string' }, store: { type: 'string' }, upstreams_down: downSchema } };
   app.get('/healthz', { schema: { summary: 'Liveness', operationId: 'healthz', tags: ['health'], security: [], response: { 200: status } } }, async () => ({
     status: 'ok',
   }));
   app.get(
     '/readyz',
-    { schema: { summary: 'Readiness: the store is reachable', operationId: 'readyz', tags: ['health'], security: [], response: { 200: status, ...problemResponses(503) } } },
+    {
+      schema: {
+        summary: 'Readiness: the store is reachable (MCP servers that are down are named)',
+        operationId: 'readyz',
+        tags: ['health'],
+        security: [],
+        response: { 200: status, ...problemResponses(503) },
+      },
+    },
     async () => {
       await store.ping();
-      return { status: 'ready', store: store.kind };
+      const down = upstreams()
+        .filter((u) => !u.up)
+        .map((u) => ({ source: u.source, reason: u.reason ?? 'down' }));
+      if (down.length > 0 && readyRequiresUpstreams) {
+        throw new NotReady(`MCP servers down: ${down.map((d) => `${d.source} (${d.reason})`).join('; ')}`);
+      }
+      return { status: 'ready', store: store.kind, ...(down.length > 0 && { upstreams_down: down }) };
     },
   );
 }

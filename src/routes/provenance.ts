@@ -31,7 +31,11 @@ const versionsSchema = {
       description: 'oldest first',
       items: {
         type: 'object',
-        properties: { hash: { type: 'string' }, first_served_at: { type: 'string', format: 'date-time' } },
+        properties: {
+          hash: { type: 'string' },
+          first_served_at: { type: 'string', format: 'date-time' },
+          pending: { type: 'boolean', enum: [true], description: "a pinned tool's changed upstream definition, not served until an admin accepts it" },
+        },
         required: ['hash', 'first_served_at'],
       },
     },
@@ -85,5 +89,38 @@ export async function provenanceRoutes(app: FastifyInstance, { provenance }: { p
       },
     },
     async (request) => versionsOf(request.params.name, request.caller),
+  );
+
+  app.post<{ Params: { name: string }; Body: { hash: string } }>(
+    '/tools/:name/accept',
+    {
+      config: { admin: true },
+      schema: {
+        summary: "Accept a pinned tool's changed definition: it becomes the one served, on every replica",
+        operationId: 'acceptToolVersion',
+        tags: ['discovery'],
+        params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { hash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'a hash listed by GET /tools/{name}/versions' } },
+          required: ['hash'],
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: { name: { type: 'string' }, current: { type: 'string' }, pending: { type: 'null' } },
+            required: ['name', 'current', 'pending'],
+          },
+          ...problemResponses(400, 404, 503),
+        },
+      },
+    },
+    async (request) => {
+      const { name } = request.params;
+      const pin = TOOL_NAME.test(name) ? await provenance.accept(name, request.body.hash) : null;
+      if (pin === null) throw new NotFound(`no pinned tool "${name.slice(0, 64)}" has had the definition ${request.body.hash}`);
+      return { name, current: pin.current, pending: null };
+    },
   );
 }

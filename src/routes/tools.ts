@@ -56,8 +56,9 @@ const listQuery = {
 };
 
 export async function toolRoutes(app: FastifyInstance, { registry, provenance }: { registry: ToolRegistry; provenance: Provenance }): Promise<void> {
-  /** The catalog cannot change after start, so each answer is built once per format and tool_choice. */
+  /** Each answer is built once per format and tool_choice, until the catalog changes (an MCP source's list). */
   const cache = new Map<string, { tag: string; body: string }>();
+  let cachedVersion = registry.version;
 
   app.get<{ Querystring: ToolsQuery }>(
     '/tools',
@@ -76,6 +77,10 @@ export async function toolRoutes(app: FastifyInstance, { registry, provenance }:
       // Each API key sees only its tools, and the catalog hash of those (SPEC §8).
       const caller = request.caller;
       const key = `${caller?.id ?? ''}\n${format.name}\n${choice ?? ''}`;
+      if (cachedVersion !== registry.version) {
+        cache.clear();
+        cachedVersion = registry.version;
+      }
       let entry = cache.get(key);
       if (entry === undefined) {
         const tools = caller === null ? registry.list() : registry.list().filter((t) => caller.allows(t.name));

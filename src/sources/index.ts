@@ -4,6 +4,8 @@
  * other tool, so validation, deadlines, the ledger, sessions and metrics apply without a branch.
  */
 import type { Logger } from 'pino';
+import type { Store } from '../store/types.ts';
+import type { Provenance } from '../tools/provenance.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { EntryReader, ToolsFileError, type RawEntry } from './entry.ts';
 import { registerHttpTools } from './http/index.ts';
@@ -12,13 +14,15 @@ import { SOURCE_NAME } from './names.ts';
 import { registerOpenApiSources } from './openapi/index.ts';
 import { registerPluginSources } from './plugins.ts';
 import { readToolsFile, type ToolsFile } from './tools-file.ts';
-import type { SourceContext } from './types.ts';
+import type { SourceContext, UpstreamStatus } from './types.ts';
 
 export { ToolsFileError } from './entry.ts';
 
 export interface ToolSources {
   /** Closes what the sources hold open (connection pools, child processes), last opened first. */
   close(): Promise<void>;
+  /** The upstreams the sources keep connections to (MCP servers), and whether each is up. */
+  upstreamStatus(): UpstreamStatus[];
 }
 
 export interface LoadToolSourcesOptions {
@@ -27,6 +31,9 @@ export interface LoadToolSourcesOptions {
   file: string;
   log: Logger;
   env?: Readonly<Record<string, string | undefined>>;
+  store: Store;
+  provenance: Provenance;
+  version: string;
 }
 
 /**
@@ -57,13 +64,19 @@ export async function loadToolSources(options: LoadToolSourcesOptions): Promise<
   const file = await readToolsFile(options.file, options.env);
   checkSourceNames(file);
   const closers: (() => Promise<void>)[] = [];
+  const upstreams: (() => readonly UpstreamStatus[])[] = [];
   const context: SourceContext = {
     registry: options.registry,
     file,
     log: options.log,
     onClose: (close) => closers.push(close),
+    store: options.store,
+    provenance: options.provenance,
+    version: options.version,
+    reportUpstreams: (status) => upstreams.push(status),
   };
   const sources: ToolSources = {
+    upstreamStatus: () => upstreams.flatMap((status) => status()),
     async close() {
       for (const close of closers.splice(0).reverse()) {
         await close().catch((err: unknown) => options.log.warn({ err }, 'a tool source did not close cleanly'));

@@ -1,5 +1,7 @@
 /** What every tool source kind is handed: the catalog to register into, the file, and a way to clean up. */
 import type { Logger } from 'pino';
+import type { Store } from '../store/types.ts';
+import type { Provenance } from '../tools/provenance.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { RawEntry } from './entry.ts';
 import type { ToolsFile } from './tools-file.ts';
@@ -10,6 +12,22 @@ export interface SourceContext {
   readonly log: Logger;
   /** Runs when the app closes, in reverse order of registration: pools, child processes, timers. */
   onClose(close: () => Promise<void>): void;
+  /** The state store: pins of upstream definitions live there (SPEC §10 "Pinning"). */
+  readonly store: Store;
+  /** Definitions that join the catalog at run time are kept by hash here (SPEC §4). */
+  readonly provenance: Provenance;
+  /** toolport's version, named to upstreams (an MCP client's clientInfo). */
+  readonly version: string;
+  /** Adds a source whose upstream can be down, for /readyz. */
+  reportUpstreams(status: () => readonly UpstreamStatus[]): void;
+}
+
+/** An upstream that a source keeps a connection to (an MCP server): up, or down and why. */
+export interface UpstreamStatus {
+  source: string;
+  up: boolean;
+  /** Why it is down (null while up). */
+  reason: string | null;
 }
 
 /**

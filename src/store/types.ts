@@ -48,6 +48,12 @@ export interface DefinitionRecord {
   readonly definition: string;
 }
 
+/** A pinned tool's accepted definition hash, and the changed upstream hash awaiting an admin (SPEC §10). */
+export interface ToolPin {
+  readonly current: string;
+  readonly pending: string | null;
+}
+
 export interface Store {
   /** The backend's name, as /readyz reports it. */
   readonly kind: string;
@@ -75,6 +81,15 @@ export interface Store {
   definitionByHash(hash: string): Promise<{ definition: string; firstServedAt: number } | null>;
   /** The hashes a tool name has had, oldest first. */
   definitionVersions(name: string): Promise<{ hash: string; firstServedAt: number }[]>;
+  /**
+   * An upstream serves `hash` for a pinned tool: the first hash seen becomes the pin; another
+   * becomes pending (the pin stays); the pinned one again clears pending. One atomic step.
+   */
+  pinSeen(name: string, hash: string): Promise<ToolPin>;
+  /** Makes `hash` the pin and clears pending (an admin accepted the change). */
+  pinAccept(name: string, hash: string): Promise<ToolPin>;
+  /** The tool's pin; null when it is not pinned. */
+  toolPin(name: string): Promise<ToolPin | null>;
   /** The effect ledger (SPEC §5), kept in the same store. */
   readonly ledger: EffectLedger;
   /** Long-running calls (SPEC §11), kept in the same store; closed with it. */

@@ -216,9 +216,9 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
       const [message, detail] = explain.resultInvalid(tool, checked);
       return failure(identity, 'result_invalid', message, detail, max);
     }
-    const { message, value, success, exclude, valueJson } = announce ? announceSession(checked, scope.sessionId!) : checked;
+    const { message, value, success, exclude, valueJson, attachments } = announce ? announceSession(checked, scope.sessionId!) : checked;
     const error = success ? null : { code: 'tool_failed' as const, detail: message };
-    return invocationResult(identity, { success, message, value, excludeValue: exclude, valueJson, error, toolHash: tool.hash }, max);
+    return invocationResult(identity, { success, message, value, excludeValue: exclude, valueJson, error, toolHash: tool.hash, attachments }, max);
   }
 
   /** A handler's `context.invoke`: the same dispatch, under the parent's deadline and cancellation. */

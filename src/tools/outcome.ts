@@ -1,6 +1,7 @@
 /** The result of one call as every format reports it, and the tool-level failures (SPEC §3). */
 import type { RegisteredTool } from './registry.ts';
-import { renderContent } from './render.ts';
+import type { Attachment } from './types.ts';
+import { renderContent, withAttachmentsNamed } from './render.ts';
 import { violations } from './schema.ts';
 
 export type ErrorCode =
@@ -38,6 +39,8 @@ export interface InvocationResult {
   idempotency_key: string | null;
   tool_hash: string | null;
   duration_ms: number;
+  /** Non-text content blocks of the handler's result (ToolResult.attachments), absent when none. */
+  attachments?: Attachment[];
   /** Set by the HTTP edge: the result as the request's format appends it to a conversation. */
   tool_message?: unknown;
 }
@@ -68,12 +71,15 @@ export interface ResultParts {
   toolHash: string | null;
   /** Set when the result is the replay of a recorded effect. */
   replayOf?: { effectId: string; idempotencyKey: string };
+  /** Non-text content blocks of the handler's result (named in the content). */
+  attachments?: Attachment[] | null;
 }
 
 /** The one constructor of an InvocationResult, so every path answers the same fields in the same order. */
 export function invocationResult(call: CallIdentity, parts: ResultParts, maxChars: number): InvocationResult {
   const replay = parts.replayOf;
-  return {
+  const attachments = parts.attachments ?? null;
+  const result: InvocationResult = {
     id: call.id,
     name: call.name,
     success: parts.success,
@@ -81,13 +87,15 @@ export function invocationResult(call: CallIdentity, parts: ResultParts, maxChar
     value: parts.value,
     exclude_value_from_context: parts.excludeValue,
     error: parts.error,
-    content: renderContent(parts.message, parts.excludeValue ? null : parts.valueJson, maxChars),
+    content: renderContent(attachments === null ? parts.message : withAttachmentsNamed(parts.message, attachments), parts.excludeValue ? null : parts.valueJson, maxChars),
     replayed: replay !== undefined,
     effect_id: replay?.effectId ?? null,
     idempotency_key: replay?.idempotencyKey ?? null,
     tool_hash: parts.toolHash,
     duration_ms: elapsedMs(call.startedAt),
   };
+  if (attachments !== null) result.attachments = attachments;
+  return result;
 }
 
 export function failure(call: CallIdentity, code: ErrorCode, message: string, detail: string, maxChars: number): InvocationResult {

@@ -62,6 +62,7 @@ export class ToolRegistry implements PluginRegistry {
   readonly #resources = new Map<string, unknown>();
   readonly #ajv = createToolAjv();
   #source = 'toolport';
+  #version = 0;
 
   readonly resources: Resources = Object.freeze({
     get: <T>(key: string): T | undefined => this.#resources.get(key) as T | undefined,
@@ -87,12 +88,43 @@ export class ToolRegistry implements PluginRegistry {
   registerTool(definition: ToolDefinition): void {
     const tool = this.#check(definition, this.#source, false);
     this.#tools.set(tool.name, Object.freeze(tool));
+    this.#version++;
   }
 
   /** A built-in that keeps its state in a session (SPEC §6): it gets the optional `session_id` argument. Not offered to plugins. */
   registerSessionTool(definition: ToolDefinition): void {
     const tool = this.#check(withSessionArgument(definition), this.#source, true);
     this.#tools.set(tool.name, Object.freeze(tool));
+    this.#version++;
+  }
+
+  /**
+   * Swaps every tool of `source` for `definitions` in one step (a tool source whose upstream
+   * changed its list at run time). All are checked first: a bad one or a name another source
+   * holds throws, changing nothing. Answers the tools now registered for the source.
+   */
+  replaceSource(source: string, definitions: readonly ToolDefinition[]): RegisteredTool[] {
+    const ours = (name: string) => this.#tools.get(name)?.source === source;
+    const checked = definitions.map((definition) => Object.freeze(this.#check(definition, source, false, ours)));
+    const names = new Set<string>();
+    for (const tool of checked) {
+      if (names.has(tool.name)) fail(source, tool.name, 'name is produced twice');
+      names.add(tool.name);
+    }
+    for (const [name, tool] of this.#tools) if (tool.source === source) this.#tools.delete(name);
+    for (const tool of checked) this.#tools.set(tool.name, tool);
+    this.#version++;
+    return checked;
+  }
+
+  /** Checks a definition as `source` would register it (its own tools' names are free), without registering it. */
+  check(definition: ToolDefinition, source: string): RegisteredTool {
+    return this.#check(definition, source, false, (name) => this.#tools.get(name)?.source === source);
+  }
+
+  /** Counts changes to the catalog: what is built from list() is stale once it moves. */
+  get version(): number {
+    return this.#version;
   }
 
   get(name: string): RegisteredTool | undefined {
@@ -111,11 +143,12 @@ export class ToolRegistry implements PluginRegistry {
     }
   }
 
-  #check(definition: unknown, source: string, takesSessionHandle: boolean): RegisteredTool {
+  /** `replaceable`: names this registration may take over (the tools it replaces). */
+  #check(definition: unknown, source: string, takesSessionHandle: boolean, replaceable: (name: string) => boolean = () => false): RegisteredTool {
     if (!isObject(definition)) fail(source, undefined, 'a definition must be an object');
     const { name, description, parameters, result, examples, idempotency, annotations, timeout_ms, handler } = definition;
     if (typeof name !== 'string' || !TOOL_NAME.test(name)) fail(source, name, `name must match ${TOOL_NAME}`);
-    if (this.#tools.has(name)) fail(source, name, `name is already taken by ${this.#tools.get(name)!.source}`);
+    if (this.#tools.has(name) && !replaceable(name)) fail(source, name, `name is already taken by ${this.#tools.get(name)!.source}`);
     if (typeof description !== 'string' || description.length < 1 || description.length > 200) {
       fail(source, name, 'description must be 1–200 characters');
     }

@@ -1,4 +1,5 @@
 /** The text the model sees: the message, then the value's JSON, cut at MAX_CONTENT_CHARS with a notice. */
+import type { Attachment } from './types.ts';
 
 export function renderContent(message: string, valueJson: string | null, maxChars: number): string {
   const content = valueJson === null ? message : message === '' ? valueJson : `${message}\n\n${valueJson}`;
@@ -12,4 +13,18 @@ export function truncate(content: string, maxChars: number): string {
   const last = content.charCodeAt(keep - 1);
   if (last >= 0xd800 && last <= 0xdbff) keep--; // never split a surrogate pair
   return content.slice(0, keep) + notice;
+}
+
+/** The message with a line naming each attachment, for formats that carry only text. */
+export function withAttachmentsNamed(message: string, attachments: readonly Attachment[]): string {
+  const names = attachments.map(nameOf);
+  return `${message}${message === '' ? '' : '\n'}${names.map((n) => `[attached: ${n}]`).join('\n')}`;
+}
+
+function nameOf(block: Attachment): string {
+  const resource = block.resource as Record<string, unknown> | undefined;
+  const uri = typeof block.uri === 'string' ? block.uri : typeof resource?.uri === 'string' ? resource.uri : null;
+  const mime = typeof block.mimeType === 'string' ? block.mimeType : typeof resource?.mimeType === 'string' ? resource.mimeType : null;
+  const parts = [block.type.slice(0, 40), mime?.slice(0, 100), uri?.slice(0, 500)].filter((p) => p !== null && p !== undefined);
+  return parts.join(' ');
 }

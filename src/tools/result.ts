@@ -2,6 +2,7 @@
 import { JsonInputError, parseJson } from '../json.ts';
 import { reasonOf } from './outcome.ts';
 import type { RegisteredTool } from './registry.ts';
+import type { Attachment } from './types.ts';
 import { violations } from './schema.ts';
 
 /** Arguments arrive as an object, a JSON string, or not at all; an empty string means none. */
@@ -17,6 +18,7 @@ export function parseArguments(raw: unknown): unknown {
 }
 
 export interface CheckedResult {
+  attachments: Attachment[] | null;
   message: string;
   value: unknown;
   success: boolean;
@@ -33,6 +35,10 @@ export function checkResult(tool: RegisteredTool, raw: unknown): CheckedResult |
   if (r.exclude_value_from_context !== undefined && typeof r.exclude_value_from_context !== 'boolean') {
     return 'ToolResult.exclude_value_from_context must be a boolean';
   }
+  const attachments = r.attachments === undefined ? null : r.attachments;
+  if (attachments !== null && !(Array.isArray(attachments) && attachments.every(isAttachment))) {
+    return 'ToolResult.attachments must be a list of content blocks, each an object with a string type';
+  }
   const value = r.value === undefined ? null : r.value;
   let valueJson: string | null = null;
   if (value !== null) {
@@ -47,7 +53,11 @@ export function checkResult(tool: RegisteredTool, raw: unknown): CheckedResult |
   if (success && value !== null && tool.validateResult !== null && !tool.validateResult(value)) {
     return `value breaks the result schema: ${violations(tool.validateResult.errors).join('; ')}`;
   }
-  return { message: r.message, value, success, exclude: r.exclude_value_from_context === true, valueJson };
+  return { message: r.message, value, success, exclude: r.exclude_value_from_context === true, valueJson, attachments };
+}
+
+function isAttachment(block: unknown): block is Attachment {
+  return typeof block === 'object' && block !== null && !Array.isArray(block) && typeof (block as { type?: unknown }).type === 'string';
 }
 
 function describeType(value: unknown): string {

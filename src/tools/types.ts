@@ -3,12 +3,23 @@ import type { Logger } from 'pino';
 
 export type JsonSchema = Record<string, unknown>;
 
+/** An MCP content block other than text (an image, audio, a resource or a link to one): `type` names it. */
+export interface Attachment {
+  type: string;
+  [key: string]: unknown;
+}
+
 /** What a handler returns (SPEC §2). */
 export interface ToolResult<V = unknown> {
   message: string;
   value: V | null;
   success: boolean;
   exclude_value_from_context: boolean;
+  /**
+   * Content the message cannot hold (MCP image, audio, resource blocks): passed through unchanged
+   * over MCP, named in `content` for the other formats. Optional; not kept by the effect ledger.
+   */
+  attachments?: Attachment[];
 }
 
 export interface IdempotencyConfig {

@@ -8,6 +8,9 @@ import { loadToolSources } from '../../src/sources/index.ts';
 import { readToolsFile } from '../../src/sources/tools-file.ts';
 import { toolNameFor } from '../../src/sources/names.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createStore } from '../../src/store/index.ts';
+import { Provenance } from '../../src/tools/provenance.ts';
 
 let folder: string;
 beforeAll(async () => {
@@ -19,6 +22,12 @@ afterAll(async () => {
 
 const silent = pino({ level: 'silent' });
 
+/** What sources are handed besides the registry: a memory store, provenance over it, a version. */
+async function sourceDeps(registry: ToolRegistry) {
+  const store = await createStore(loadConfig({ LOG_LEVEL: 'silent' }), silent);
+  return { store, provenance: new Provenance(store, registry, silent), version: 'test' };
+}
+
 async function fileWith(name: string, text: string): Promise<string> {
   const path = join(folder, name);
   await writeFile(path, text);
@@ -28,7 +37,8 @@ async function fileWith(name: string, text: string): Promise<string> {
 /** Loads the file into a fresh registry and returns the one-line error it must stop with. */
 async function startFailure(path: string, env: Record<string, string> = {}): Promise<string> {
   try {
-    const sources = await loadToolSources({ registry: new ToolRegistry(), file: path, log: silent, env });
+    const registry = new ToolRegistry();
+    const sources = await loadToolSources({ registry, file: path, log: silent, env, ...(await sourceDeps(registry)) });
     await sources.close();
   } catch (err) {
     if (!(err instanceof Error)) throw err;
@@ -97,7 +107,7 @@ describe('TOOLS_FILE', () => {
     await writeFile(join(folder, 'one.mjs'), "export default {name: 'one_tool', description: 'One.', parameters: {type: 'object'}, handler: () => ({message: 'one'})};\n");
     const path = await fileWith('plugins.yaml', 'plugins: [./one.mjs]\n');
     const registry = new ToolRegistry();
-    const sources = await loadToolSources({ registry, file: path, log: silent, env: {} });
+    const sources = await loadToolSources({ registry, file: path, log: silent, env: {}, ...(await sourceDeps(registry)) });
     await sources.close();
     expect(registry.get('one_tool')?.source).toBe('./one.mjs');
   });

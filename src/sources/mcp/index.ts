@@ -1,14 +1,27 @@
 /**
- * The `mcp:` section of TOOLS_FILE (SPEC §10): every tool of an MCP server, over stdio or
- * Streamable HTTP. Called by src/sources/index.ts with the section's entries: variables expanded,
- * each already checked to be a mapping with a valid, unique `source` and exactly one of `command`
- * or `url` (every other field is this module's to check, with EntryReader).
+ * The `mcp:` section of TOOLS_FILE (SPEC §10): every server started (in parallel) and its tools
+ * in the catalog before the service listens. A server that cannot be reached at start is retried
+ * in the background; its tools join when it answers, and /readyz names it meanwhile.
  */
-import { ToolsFileError, type RawEntry } from '../entry.ts';
+import type { RawEntry } from '../entry.ts';
 import type { SourceContext } from '../types.ts';
+import { readMcpEntry } from './config.ts';
 
 export async function registerMcpSources(entries: readonly RawEntry[], context: SourceContext): Promise<void> {
-  const first = entries[0];
-  if (first === undefined) return;
-  throw new ToolsFileError(`TOOLS_FILE ${context.file.path}: ${first.where}: MCP servers are not supported yet`);
+  if (entries.length === 0) return;
+  const configs = entries.map((entry) => readMcpEntry(entry, context.file));
+  // The MCP SDK (and its zod and AJV) loads only for a file with MCP servers: it triples the start time.
+  const { McpSource } = await import('./source.ts');
+  const sources = configs.map(
+    (config) => new McpSource(config, { registry: context.registry, store: context.store, provenance: context.provenance, log: context.log, version: context.version }),
+  );
+  context.onClose(() => Promise.all(sources.map((source) => source.close())).then(() => undefined));
+  context.reportUpstreams(() => sources.map((source) => source.status()));
+  context.provenance.onAccepted((name) => {
+    for (const source of sources) source.accepted(name);
+  });
+  // A tool that cannot join the catalog (a name clash) stops the start; a server that is down does not.
+  const started = await Promise.allSettled(sources.map((source) => source.upstream.start()));
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
 }

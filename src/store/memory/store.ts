@@ -1,7 +1,7 @@
 /** The embedded store: one process, state in a Map, expiry checked on access and swept now and then. */
 import { MemoryLedger } from './ledger.ts';
 import { MemoryTaskStore } from './tasks.ts';
-import type { DefinitionRecord, EventPage, SessionCommit, SessionRead, Store, StoreBackend, StoreOptions } from '../types.ts';
+import type { DefinitionRecord, EventPage, SessionCommit, SessionRead, Store, StoreBackend, StoreOptions, ToolPin } from '../types.ts';
 
 interface SessionEntry {
   state: Map<string, string>;
@@ -27,6 +27,7 @@ export class MemoryStore implements Store {
   readonly #sessions = new Map<string, SessionEntry>();
   readonly #definitions = new Map<string, { definition: string; firstServedAt: number }>();
   readonly #versions = new Map<string, { hash: string; firstServedAt: number }[]>();
+  readonly #pins = new Map<string, ToolPin>();
   readonly #options: StoreOptions;
   readonly #sweeper: NodeJS.Timeout;
   readonly ledger = new MemoryLedger();
@@ -116,6 +117,23 @@ export class MemoryStore implements Store {
 
   async definitionVersions(name: string): Promise<{ hash: string; firstServedAt: number }[]> {
     return [...(this.#versions.get(name) ?? [])];
+  }
+
+  async pinSeen(name: string, hash: string): Promise<ToolPin> {
+    const current = this.#pins.get(name)?.current ?? hash;
+    const pin = { current, pending: current === hash ? null : hash };
+    this.#pins.set(name, pin);
+    return pin;
+  }
+
+  async pinAccept(name: string, hash: string): Promise<ToolPin> {
+    const pin = { current: hash, pending: null };
+    this.#pins.set(name, pin);
+    return pin;
+  }
+
+  async toolPin(name: string): Promise<ToolPin | null> {
+    return this.#pins.get(name) ?? null;
   }
 
   async close(): Promise<void> {

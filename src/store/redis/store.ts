@@ -7,7 +7,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { RedisLedger } from './ledger.ts';
 import { RedisTaskStore } from './tasks.ts';
-import { StoreUnavailableError, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions } from '../types.ts';
+import { StoreUnavailableError, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions, type ToolPin } from '../types.ts';
 
 export const COMMAND_TIMEOUT_MS = 1000;
 const READY_WAIT_MS = 2000;
@@ -19,6 +19,7 @@ type Client = (Redis | Cluster) & {
   readSession(state: string, versions: string, ...fields: string[]): Promise<[(string | null)[], (string | null)[]]>;
   sessionEvents(events: string, seq: string, after: number, limit: number, newest: '0' | '1'): Promise<[number, number, string[]]>;
   recordDefinitions(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<number>;
+  pinDefinition(current: string, pending: string, mode: 'see' | 'accept', name: string, hash: string): Promise<[string, string | null]>;
 };
 
 const CLIENT_OPTIONS: RedisOptions = {
@@ -68,6 +69,7 @@ export class RedisStore implements Store {
     client.defineCommand('readSession', { numberOfKeys: 2, lua: lua('readSession') });
     client.defineCommand('sessionEvents', { numberOfKeys: 2, lua: lua('sessionEvents') });
     client.defineCommand('recordDefinitions', { lua: lua('recordDefinitions') });
+    client.defineCommand('pinDefinition', { numberOfKeys: 2, lua: lua('pinDefinition') });
     client.on('error', (err: Error) => this.#noteError(err));
     client.on('ready', () => this.#noteRecovery());
     this.#client = client as Client;
@@ -189,6 +191,24 @@ export class RedisStore implements Store {
     const versions: { hash: string; firstServedAt: number }[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) versions.push({ hash: flat[i]!, firstServedAt: Number(flat[i + 1]) });
     return versions;
+  }
+
+  async #pin(mode: 'see' | 'accept', name: string, hash: string): Promise<ToolPin> {
+    const [current, pending] = await this.#run(() => this.#client.pinDefinition(this.#definitionKey('pins'), this.#definitionKey('pending'), mode, name, hash));
+    return { current, pending: pending || null }; // Lua false arrives as null
+  }
+
+  pinSeen(name: string, hash: string): Promise<ToolPin> {
+    return this.#pin('see', name, hash);
+  }
+
+  pinAccept(name: string, hash: string): Promise<ToolPin> {
+    return this.#pin('accept', name, hash);
+  }
+
+  async toolPin(name: string): Promise<ToolPin | null> {
+    const [current, pending] = await this.#run(() => Promise.all([this.#client.hget(this.#definitionKey('pins'), name), this.#client.hget(this.#definitionKey('pending'), name)]));
+    return current === null ? null : { current, pending };
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,146 @@
+// `npm run bench:mcp`: an upstream MCP tool called through toolport's /mcp against calling the
+// upstream directly, both over Streamable HTTP, beside a native in-process tool on toolport's /mcp.
+// The upstream is the reference server-everything (its `echo` tool). Each row's CPU time per call
+// is read from /proc/<pid>/stat (user + system) of each server process over the measured slices;
+// rows alternate in slices so that the machine's drift hits them alike.
+// Env: BENCH_DURATION (seconds per row, default 10), BENCH_CONNECTIONS (default 16).
+import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startChild, stopAll, waitUntilReady, type Child } from '../support/children.js';
+import { freePorts } from '../support/ports.js';
+import { load, type LoadResult } from './lib/load.js';
+
+const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const EVERYTHING = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const SLICE_SECONDS = 1;
+const PAUSE_MS = 300;
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const PROTOCOL = '2025-11-25';
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL };
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND; // utime, stime
+}
+
+function call(name: string, args: Record<string, unknown>): string {
+  return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+}
+
+interface Row {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** Served requests, seconds, and CPU seconds of each watched process over the measured slices. */
+  requests: number;
+  seconds: number;
+  cpu: { toolport: number; upstream: number };
+}
+
+async function startUpstream(port: number): Promise<Child> {
+  const child = startChild('server-everything (Streamable HTTP)', process.execPath, [EVERYTHING, 'streamableHttp'], { cwd: ROOT, env: { ...process.env, PORT: String(port) } });
+  await waitUntilReady(child, 'its HTTP port', async () => (await fetch(`http://127.0.0.1:${port}/mcp`, { signal: AbortSignal.timeout(1000) })).status > 0);
+  return child;
+}
+
+async function startToolport(port: number, upstreamUrl: string): Promise<Child> {
+  const folder = mkdtempSync(path.join(tmpdir(), 'toolport-bench-mcp-'));
+  const toolsFile = path.join(folder, 'tools.json');
+  writeFileSync(toolsFile, JSON.stringify({ mcp: [{ source: 'every', url: upstreamUrl }] }));
+  const env = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', TOOLS_FILE: toolsFile, TOOL_PLUGINS: 'bench/plugins/bench-tools.ts' };
+  const child = startChild('toolport', process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env });
+  await waitUntilReady(child, 'GET /readyz → 200', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(1000) });
+    const body = (await res.json()) as { upstreams_down?: unknown };
+    return res.status === 200 && body.upstreams_down === undefined;
+  });
+  return child;
+}
+
+/** An MCP session with the upstream, as a client has after the handshake. */
+async function upstreamSession(url: string): Promise<string> {
+  const init = await fetch(url, {
+    method: 'POST',
+    headers: MCP_HEADERS,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
+  });
+  const session = init.headers.get('mcp-session-id');
+  await init.text();
+  if (session === null) throw new Error('the upstream gave no Mcp-Session-Id');
+  const headers = { ...MCP_HEADERS, 'mcp-session-id': session };
+  await (await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+  return session;
+}
+
+async function slice(row: Row, seconds: number, pids: { toolport: number; upstream: number }): Promise<LoadResult> {
+  const before = { toolport: cpuSeconds(pids.toolport), upstream: cpuSeconds(pids.upstream) };
+  const result = await load({ url: row.url, method: 'POST', headers: row.headers, body: row.body, connections: CONNECTIONS, duration: seconds });
+  row.cpu.toolport += cpuSeconds(pids.toolport) - before.toolport;
+  row.cpu.upstream += cpuSeconds(pids.upstream) - before.upstream;
+  return result;
+}
+
+async function main(): Promise<void> {
+  const [upstreamPort, toolportPort] = (await freePorts(2)) as [number, number];
+  const upstreamUrl = `http://127.0.0.1:${upstreamPort}/mcp`;
+  const upstream = await startUpstream(upstreamPort);
+  const toolport = await startToolport(toolportPort, upstreamUrl);
+  const pids = { toolport: toolport.proc.pid!, upstream: upstream.proc.pid! };
+  const session = await upstreamSession(upstreamUrl);
+  const toolportMcp = `http://127.0.0.1:${toolportPort}/mcp`;
+  const rows: Row[] = [
+    { name: 'upstream directly: tools/call echo', url: upstreamUrl, headers: { ...MCP_HEADERS, 'mcp-session-id': session }, body: call('echo', { message: 'hi' }) },
+    { name: 'through toolport /mcp: tools/call every_echo', url: toolportMcp, headers: MCP_HEADERS, body: call('every_echo', { message: 'hi' }) },
+    { name: 'toolport /mcp native in-process echo', url: toolportMcp, headers: MCP_HEADERS, body: call('echo', { text: 'hi' }) },
+  ].map((r) => ({ ...r, requests: 0, seconds: 0, cpu: { toolport: 0, upstream: 0 } }));
+
+  for (const row of rows) {
+    const check = await fetch(row.url, { method: 'POST', headers: row.headers, body: row.body });
+    const text = await check.text();
+    if (check.status !== 200 || text.includes('"isError":true') || !text.includes('"result"')) throw new Error(`${row.name}: not answered: ${check.status} ${text.slice(0, 300)}`);
+    await slice(row, 2, pids); // warm-up, discarded below
+    row.cpu = { toolport: 0, upstream: 0 };
+  }
+  for (let elapsed = 0; elapsed < DURATION; elapsed += SLICE_SECONDS) {
+    for (const row of rows) {
+      const result = await slice(row, SLICE_SECONDS, pids);
+      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${row.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+      row.requests += result.requests;
+      row.seconds += result.seconds;
+      await sleep(PAUSE_MS);
+    }
+  }
+
+  const perCallUs = (cpu: number, requests: number) => (cpu / requests) * 1e6;
+  const table = rows.map((row) => ({
+    row: row.name,
+    'req/s': Math.round(row.requests / row.seconds),
+    'toolport CPU µs/call': Math.round(perCallUs(row.cpu.toolport, row.requests)),
+    'upstream CPU µs/call': Math.round(perCallUs(row.cpu.upstream, row.requests)),
+  }));
+  console.table(table);
+  const [direct, forwarded, native] = rows as [Row, Row, Row];
+  const forwardedUs = perCallUs(forwarded.cpu.toolport, forwarded.requests);
+  const nativeUs = perCallUs(native.cpu.toolport, native.requests);
+  const ratio = forwardedUs / nativeUs;
+  console.log(`toolport's CPU per forwarded call / per native call: ${ratio.toFixed(2)} (target ≤ 2)`);
+  console.log(`req/s through toolport / directly: ${(forwarded.requests / forwarded.seconds / (direct.requests / direct.seconds)).toFixed(2)}`);
+  const file = path.join(ROOT, 'bench/results', `${new Date().toISOString().replace(/:/g, '-')}-mcp-upstream.json`);
+  writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), connections: CONNECTIONS, durationS: DURATION, rows: table, ratio }, null, 2)}\n`);
+  console.log(`saved ${path.relative(ROOT, file)}`);
+  if (ratio > 2) process.exitCode = 1;
+}
+
+try {
+  await main();
+} finally {
+  await stopAll();
+}

@@ -1,0 +1,61 @@
+/**
+ * An `mcp:` entry of TOOLS_FILE (SPEC §10), checked: a stdio server (`command`, `args`, `env`,
+ * `cwd`) or a Streamable HTTP one (`url`, `headers`), `pin`, and the per-source and per-tool
+ * `idempotency`, `timeout_ms` (and per tool `annotations`), read as for openapi sources.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { EntryReader, type RawEntry } from '../entry.ts';
+import { readToolOptions, readToolOverrides, type ToolOptions } from '../tool-options.ts';
+import type { ToolsFile } from '../tools-file.ts';
+
+export type McpServerConfig =
+  | { kind: 'stdio'; command: string; args: readonly string[]; env: Record<string, string>; cwd: string }
+  | { kind: 'http'; url: string; headers: Record<string, string> };
+
+export interface McpSourceConfig {
+  /** The prefix of its tools' names: `<source>_<tool>`. */
+  source: string;
+  /** How errors and the registry name this entry: `TOOLS_FILE <path>: mcp[0] "files"`. */
+  label: string;
+  server: McpServerConfig;
+  pin: boolean;
+  /** Applies to every tool of the source unless `tools` overrides it. */
+  defaults: ToolOptions;
+  /** Overrides by the upstream's own tool name. */
+  tools: ReadonlyMap<string, ToolOptions>;
+}
+
+const KEYS = ['source', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'pin', 'idempotency', 'timeout_ms', 'tools'];
+
+export function readMcpEntry(entry: RawEntry, file: ToolsFile): McpSourceConfig {
+  const reader = new EntryReader(file.path, entry, KEYS);
+  const source = reader.string('source');
+  const pin = reader.raw.pin;
+  if (pin !== undefined && typeof pin !== 'boolean') reader.fail('pin must be true or false');
+  let server: McpServerConfig;
+  if (reader.has('command')) {
+    if (reader.has('headers')) reader.fail('headers belong to a url server, not a command');
+    const cwd = reader.optionalString('cwd');
+    server = {
+      kind: 'stdio',
+      command: reader.string('command'),
+      args: reader.has('args') ? reader.stringList('args') : [],
+      env: reader.stringMap('env'),
+      // A server started with a relative path finds it from the tools file's folder.
+      cwd: cwd === undefined ? file.folder : isAbsolute(cwd) ? cwd : resolve(file.folder, cwd),
+    };
+  } else {
+    for (const key of ['args', 'env', 'cwd']) if (reader.has(key)) reader.fail(`${key} belongs to a command server, not a url`);
+    const url = reader.string('url');
+    let parsed: URL | null;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = null;
+    }
+    if (parsed === null || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) reader.fail('url must be an http(s) URL');
+    server = { kind: 'http', url, headers: reader.stringMap('headers') };
+  }
+  const defaults = readToolOptions(reader, { idempotency: reader.raw.idempotency, timeout_ms: reader.raw.timeout_ms });
+  return { source, label: `TOOLS_FILE ${file.path}: ${reader.where}`, server, pin: pin === true, defaults, tools: readToolOverrides(reader) };
+}

@@ -1,0 +1,175 @@
+/**
+ * One `mcp:` source: its server's tools kept in the catalog as `<source>_<tool>`, replaced when
+ * the server's list changes, each forwarding its calls as tools/call. With `pin`, a definition
+ * that differs from the one pinned in the store is not served: the pinned one stays listed and
+ * its calls answer tool_changed until an admin accepts the change (on any replica: while a change
+ * is pending, the pins are read again every second).
+ */
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import type { Store } from '../../store/types.ts';
+import { ToolFailure } from '../../tools/failure.ts';
+import type { Provenance } from '../../tools/provenance.ts';
+import type { RegisteredTool, ToolRegistry } from '../../tools/registry.ts';
+import type { HandlerReturn, ToolContext, ToolDefinition } from '../../tools/types.ts';
+import type { UpstreamStatus } from '../types.ts';
+import type { McpSourceConfig } from './config.ts';
+import { toolResultOf, upstreamDefinition, type UpstreamDefinition } from './definitions.ts';
+import { McpUpstream, UpstreamDown } from './upstream.ts';
+
+const PIN_POLL_MS = 1000;
+
+export interface McpSourceDeps {
+  registry: ToolRegistry;
+  store: Store;
+  provenance: Provenance;
+  log: Logger;
+  version: string;
+}
+
+
+export class McpSource {
+  readonly config: McpSourceConfig;
+  readonly upstream: McpUpstream;
+  readonly #deps: McpSourceDeps;
+  readonly #log: Logger;
+  /** Pinned tools whose upstream definition is waiting for an admin: name → the upstream's hash. */
+  #pending = new Map<string, string>();
+  #pollTimer: NodeJS.Timeout | null = null;
+
+  constructor(config: McpSourceConfig, deps: McpSourceDeps) {
+    this.config = config;
+    this.#deps = deps;
+    this.#log = deps.log.child({ upstream: config.source });
+    this.upstream = new McpUpstream(config.server, this.#log, deps.version, (tools) => this.#apply(tools));
+  }
+
+  /** The registry's name for this source's tools (named in clash errors). */
+  get label(): string {
+    return this.config.label;
+  }
+
+  status(): UpstreamStatus {
+    return { source: this.config.source, up: this.upstream.up, reason: this.upstream.downReason };
+  }
+
+  /** A pin of one of this source's tools was accepted on this replica: serve it now. */
+  accepted(name: string): void {
+    if (this.#pending.has(name)) void this.upstream.refresh();
+  }
+
+  async close(): Promise<void> {
+    this.#stopPolling();
+    await this.upstream.close();
+  }
+
+  /** The server's current list becomes the source's tools (after pin checks). */
+  async #apply(tools: readonly Tool[]): Promise<void> {
+    const { registry, provenance } = this.#deps;
+    const offered: { definition: ToolDefinition; checked: RegisteredTool; upstreamName: string }[] = [];
+    for (const tool of tools) {
+      const definition = this.#forwarding(upstreamDefinition(tool, this.config), tool.name);
+      try {
+        offered.push({ definition, checked: registry.check(definition, this.label), upstreamName: tool.name });
+      } catch (err) {
+        this.#log.warn({ tool: tool.name, problem: err instanceof Error ? err.message : String(err) }, 'MCP tool left out of the catalog');
+      }
+    }
+    // Every upstream definition is kept by hash, served or not (a pending one is listed by /versions).
+    await provenance.record(offered.map((o) => o.checked)).catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP tool definitions not recorded'));
+    const served: ToolDefinition[] = [];
+    const pending = new Map<string, string>();
+    for (const { definition, checked } of offered) {
+      if (!this.config.pin) {
+        served.push(definition);
+        continue;
+      }
+      const pin = await this.#deps.store.pinSeen(checked.name, checked.hash);
+      if (pin.current === checked.hash) served.push(definition);
+      else {
+        pending.set(checked.name, checked.hash);
+        served.push(await this.#pinned(definition, pin.current, checked.hash));
+      }
+    }
+    const registered = registry.replaceSource(this.label, served);
+    this.#pending = pending;
+    this.#log.info({ tools: registered.length, pending: [...pending.keys()] }, 'MCP tools in the catalog');
+    if (pending.size > 0) this.#startPolling();
+    else this.#stopPolling();
+  }
+
+  /** The definition served while a change is pending: the pinned one, whose calls answer tool_changed. */
+  async #pinned(upstream: ToolDefinition, pinnedHash: string, upstreamHash: string): Promise<ToolDefinition> {
+    const kept = await this.#deps.store.definitionByHash(pinnedHash);
+    const pinned = kept === null ? null : (JSON.parse(kept.definition) as UpstreamDefinition);
+    const source = this.config.source;
+    const name = upstream.name;
+    const shown: ToolDefinition = { ...upstream };
+    if (pinned !== null) {
+      shown.description = pinned.description;
+      shown.parameters = pinned.parameters;
+      if (pinned.result === undefined) delete shown.result;
+      else shown.result = pinned.result;
+    }
+    return {
+      ...shown,
+      handler() {
+        throw new ToolFailure(
+          'tool_changed',
+          `Tool "${name}" is unavailable until a person reviews it: its MCP server "${source}" changed its definition, and this source is pinned. Do not retry it now; take another approach.`,
+          `pinned definition ${pinnedHash}; the server now serves ${upstreamHash}, pending review`,
+        );
+      },
+    };
+  }
+
+  #forwarding(definition: UpstreamDefinition, upstreamName: string): ToolDefinition {
+    const upstream = this.upstream;
+    const source = this.config.source;
+    const kind = this.config.server.kind;
+    return {
+      ...definition,
+      async handler(params: Record<string, unknown>, context: ToolContext): Promise<HandlerReturn> {
+        let answer;
+        try {
+          answer = await upstream.callTool(upstreamName, params, { signal: context.signal, deadline: context.deadline, onProgress: (done, total) => context.progress(done, total) });
+        } catch (err) {
+          if (!(err instanceof UpstreamDown)) throw err;
+          const again = kind === 'stdio' ? 'toolport restarts it' : 'toolport reconnects to it';
+          throw new ToolFailure(
+            'upstream_unavailable',
+            `Tool "${definition.name}" is unavailable now: its MCP server "${source}" is not answering. Retrying in a little while may help (${again}).`,
+            `MCP server "${source}": ${err.message}`,
+          );
+        }
+        return toolResultOf(answer, definition.name);
+      },
+    };
+  }
+
+  #startPolling(): void {
+    if (this.#pollTimer !== null) return;
+    this.#pollTimer = setInterval(() => void this.#checkPins(), PIN_POLL_MS);
+    this.#pollTimer.unref();
+  }
+
+  #stopPolling(): void {
+    if (this.#pollTimer !== null) clearInterval(this.#pollTimer);
+    this.#pollTimer = null;
+  }
+
+  /** Another replica may have accepted a pending change: serve it once the store says so. */
+  async #checkPins(): Promise<void> {
+    try {
+      for (const [name, upstreamHash] of this.#pending) {
+        const pin = await this.#deps.store.toolPin(name);
+        if (pin?.current === upstreamHash) {
+          await this.upstream.refresh();
+          return;
+        }
+      }
+    } catch (err) {
+      this.#log.debug({ err: err instanceof Error ? err.message : String(err) }, 'pins not read');
+    }
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * One MCP server behind toolport, reached with the official SDK client: a stdio server runs as a
+ * supervised child process (its stderr goes to the log; it is restarted with backoff when it exits
+ * and killed with the service), a Streamable HTTP server is reconnected with the same backoff
+ * when it stops answering. The tool list is read at each connection and on list_changed.
+ */
+import { createInterface } from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError, ProgressNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import { ToolDefinitionError } from '../../tools/registry.ts';
+import type { McpServerConfig } from './config.ts';
+
+export const FIRST_RESTART_DELAY_MS = 500;
+export const MAX_RESTART_DELAY_MS = 30_000;
+const CONNECT_TIMEOUT_MS = 30_000;
+const MAX_TOOL_PAGES = 100;
+
+/** Why a call did not reach an answer from the server: it is down, or the connection broke under the call. */
+export class UpstreamDown extends Error {
+  override name = 'UpstreamDown';
+}
+
+export interface UpstreamCallOptions {
+  signal: AbortSignal;
+  /** Epoch ms: the call's deadline (the request timeout is set a little after it; the signal fires first). */
+  deadline: number;
+  onProgress(done: number, total: number | undefined): void;
+}
+
+/** Children still alive, killed if the service exits without closing them (a crash, process.exit). */
+const liveChildren = new Set<number>();
+let exitHookInstalled = false;
+function trackChild(pid: number): void {
+  liveChildren.add(pid);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const child of liveChildren) {
+      try {
+        process.kill(child, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+}
+
+export class McpUpstream {
+  readonly #config: McpServerConfig;
+  readonly #log: Logger;
+  readonly #clientInfo: { name: string; version: string };
+  readonly #onTools: (tools: Tool[]) => Promise<void>;
+  /** The connection being made or in use; replaced on each (re)connection. */
+  #client: Client | null = null;
+  #pid: number | null = null;
+  #state: 'starting' | 'up' | 'down' | 'closed' = 'starting';
+  #downReason: string | null = null;
+  #delayMs = FIRST_RESTART_DELAY_MS;
+  #upSince = 0;
+  #restartTimer: NodeJS.Timeout | null = null;
+  #refreshing: Promise<void> = Promise.resolve();
+  /**
+   * Progress listeners by our own progressToken. The SDK's `onprogress` loses a server's last
+   * report when the result arrives in the same read (it drops the listener before the queued
+   * notification runs); a token of our own outlives the response by a microtask.
+   */
+  readonly #progress = new Map<string, UpstreamCallOptions['onProgress']>();
+  #calls = 0;
+
+  constructor(config: McpServerConfig, log: Logger, version: string, onTools: (tools: Tool[]) => Promise<void>) {
+    this.#config = config;
+    this.#log = log;
+    this.#clientInfo = { name: 'toolport', version };
+    this.#onTools = onTools;
+  }
+
+  get up(): boolean {
+    return this.#state === 'up';
+  }
+
+  /** Why the server is not up ('starting' before the first connection ends). */
+  get downReason(): string | null {
+    return this.#state === 'up' ? null : this.#state === 'starting' ? 'starting' : this.#downReason;
+  }
+
+  /** The child process of a stdio server, while it runs. */
+  get pid(): number | null {
+    return this.#pid;
+  }
+
+  /** The first connection; resolves once it is up or has failed (then it is retried in the background). */
+  start(): Promise<void> {
+    return this.#connect(true);
+  }
+
+  /** `first`: the connection at start, where a tool that cannot join the catalog stops the start. */
+  async #connect(first = false): Promise<void> {
+    this.#restartTimer = null;
+    if (this.#state === 'closed') return;
+    const client = new Client(this.#clientInfo, { capabilities: {} });
+    this.#client = client;
+    client.onclose = () => this.#lost(client, 'the connection closed');
+    client.onerror = (err) => this.#log.debug({ err: err.message }, 'MCP transport error');
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refresh());
+    client.setNotificationHandler(ProgressNotificationSchema, ({ params }) => this.#progress.get(String(params.progressToken))?.(params.progress, params.total));
+    try {
+      const transport = this.#transport();
+      await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
+      if (transport instanceof StdioClientTransport && transport.pid !== null) trackChild((this.#pid = transport.pid));
+      const tools = await this.#listTools(client);
+      if (this.#client !== client) return;
+      await this.#onTools(tools);
+      this.#state = 'up';
+      this.#downReason = null;
+      this.#upSince = Date.now();
+      this.#log.info({ tools: tools.length, pid: this.#pid }, 'MCP server connected');
+    } catch (err) {
+      if (first && err instanceof ToolDefinitionError) {
+        await this.close();
+        throw err;
+      }
+      this.#lost(client, err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  #transport(): StdioClientTransport | StreamableHTTPClientTransport {
+    const config = this.#config;
+    if (config.kind === 'http') {
+      return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers, redirect: 'error' } });
+    }
+    const transport = new StdioClientTransport({ command: config.command, args: [...config.args], env: config.env, ...(config.cwd !== null && { cwd: config.cwd }), stderr: 'pipe' });
+    const stderr = transport.stderr;
+    if (stderr !== null) {
+      createInterface({ input: stderr as unknown as NodeJS.ReadableStream }).on('line', (line) => this.#log.info({ stderr: line.slice(0, 2000) }, 'MCP server stderr'));
+    }
+    return transport;
+  }
+
+  async #listTools(client: Client): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const listed = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: CONNECT_TIMEOUT_MS });
+      tools.push(...listed.tools);
+      cursor = listed.nextCursor;
+      if (cursor === undefined) break;
+    }
+    return tools;
+  }
+
+  /** Reads the tool list again (on list_changed, or when a pin was accepted); refreshes run one at a time. */
+  refresh(): Promise<void> {
+    const client = this.#client;
+    this.#refreshing = this.#refreshing.then(async () => {
+      if (client === null || this.#client !== client || this.#state !== 'up') return;
+      try {
+        const tools = await this.#listTools(client);
+        if (this.#client === client) await this.#onTools(tools);
+      } catch (err) {
+        this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP tool list not refreshed');
+      }
+    });
+    return this.#refreshing;
+  }
+
+  /** The connection `client` is gone or failed: the server is down until the restart after the backoff. */
+  #lost(client: Client, reason: string): void {
+    if (this.#client !== client || this.#state === 'closed') return;
+    this.#client = null;
+    if (this.#pid !== null) liveChildren.delete(this.#pid);
+    this.#pid = null;
+    // A server that stayed up longer than the longest delay starts its backoff over.
+    if (this.#state === 'up' && Date.now() - this.#upSince >= MAX_RESTART_DELAY_MS) this.#delayMs = FIRST_RESTART_DELAY_MS;
+    this.#state = 'down';
+    this.#downReason = reason.slice(0, 500);
+    const delay = this.#delayMs;
+    this.#delayMs = Math.min(this.#delayMs * 2, MAX_RESTART_DELAY_MS);
+    this.#log.warn({ reason: this.#downReason, retryInMs: delay }, 'MCP server is down');
+    client.onclose = undefined;
+    client.close().catch(() => {});
+    this.#restartTimer = setTimeout(() => void this.#connect(), delay);
+    this.#restartTimer.unref();
+  }
+
+  /** Forwards one tools/call; the signal sends notifications/cancelled upstream when it fires. */
+  async callTool(name: string, args: Record<string, unknown>, options: UpstreamCallOptions): Promise<CallToolResult> {
+    const client = this.#client;
+    if (client === null || this.#state !== 'up') throw new UpstreamDown(this.downReason ?? 'not connected');
+    const progressToken = `toolport-${++this.#calls}`;
+    this.#progress.set(progressToken, options.onProgress);
+    try {
+      return (await client.callTool({ name, arguments: args, _meta: { progressToken } }, undefined, {
+        signal: options.signal,
+        timeout: Math.max(1, options.deadline - Date.now()) + 1000,
+      })) as CallToolResult;
+    } catch (err) {
+      if (options.signal.aborted) throw err; // the dispatcher has answered already (deadline or cancel)
+      if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout) throw err;
+      const reason = err instanceof Error ? err.message : String(err);
+      // A broken HTTP connection does not close the client by itself: reconnect.
+      if (this.#config.kind === 'http' && !(err instanceof McpError)) this.#lost(client, reason);
+      throw new UpstreamDown(reason);
+    } finally {
+      this.#progress.delete(progressToken);
+    }
+  }
+
+  /** Stops the server (a stdio child is ended, then killed) and any restart. */
+  async close(): Promise<void> {
+    this.#state = 'closed';
+    if (this.#restartTimer !== null) clearTimeout(this.#restartTimer);
+    const client = this.#client;
+    this.#client = null;
+    const pid = this.#pid;
+    if (pid !== null) {
+      liveChildren.delete(pid);
+      try {
+        process.kill(pid, 'SIGTERM'); // the SDK would first wait 2 s for the child to leave on its own
+      } catch {
+        // already gone
+      }
+    }
+    if (client !== null) {
+      client.onclose = undefined;
+      await client.close().catch(() => {});
+    }
+  }
+}
