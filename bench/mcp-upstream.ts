@@ -47,7 +47,7 @@ interface Row {
 
 async function startUpstream(port: number): Promise<Child> {
   const child = startChild('server-everything (Streamable HTTP)', process.execPath, [EVERYTHING, 'streamableHttp'], { cwd: ROOT, env: { ...process.env, PORT: String(port) } });
-  await waitUntilReady(child, 'its HTTP port', async () => (await fetch(`http://127.0.0.1:${port}/mcp`, { signal: AbortSignal.timeout(1000) })).status > 0);
+  await waitUntilReady(child, 'its HTTP port', async () => (await fetch(`http://127.0.0.1:${port}/mcp`, { signal: AbortSignal.timeout(1000) })).status > 0, 60_000);
   return child;
 }
 
@@ -61,7 +61,7 @@ async function startToolport(port: number, upstreamUrl: string): Promise<Child> 
     const res = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(1000) });
     const body = (await res.json()) as { upstreams_down?: unknown };
     return res.status === 200 && body.upstreams_down === undefined;
-  });
+  }, 120_000); // a loaded machine starts tsx slowly
   return child;
 }
 
