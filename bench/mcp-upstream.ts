@@ -1,6 +1,8 @@
 // `npm run bench:mcp`: an upstream MCP tool called through toolport's /mcp against calling the
 // upstream directly, both over Streamable HTTP, beside a native in-process tool on toolport's /mcp.
-// The upstream is the reference server-everything (its `echo` tool). Each row's CPU time per call
+// The upstream is the official SDK's stateless server of bench/sdk-stateless.ts (its `echo` tool), or
+// with BENCH_UPSTREAM=everything the reference server-everything (slower: an event store per session).
+// Each row's CPU time per call
 // is read from /proc/<pid>/stat (user + system) of each server process over the measured slices;
 // rows alternate in slices so that the machine's drift hits them alike.
 // Env: BENCH_DURATION (seconds per row, default 10), BENCH_CONNECTIONS (default 16).
@@ -21,6 +23,8 @@ const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const PROTOCOL = '2025-11-25';
+const UPSTREAM = process.env.BENCH_UPSTREAM ?? 'sdk';
+if (UPSTREAM !== 'sdk' && UPSTREAM !== 'everything') throw new Error(`BENCH_UPSTREAM must be sdk or everything, got "${UPSTREAM}"`);
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL };
 
 /** CPU seconds (user + system) a process has used so far. */
@@ -46,7 +50,8 @@ interface Row {
 }
 
 async function startUpstream(port: number): Promise<Child> {
-  const child = startChild('server-everything (Streamable HTTP)', process.execPath, [EVERYTHING, 'streamableHttp'], { cwd: ROOT, env: { ...process.env, PORT: String(port) } });
+  const args = UPSTREAM === 'sdk' ? ['--import', 'tsx', 'bench/sdk-stateless.ts'] : [EVERYTHING, 'streamableHttp'];
+  const child = startChild(`upstream (${UPSTREAM})`, process.execPath, args, { cwd: ROOT, env: { ...process.env, PORT: String(port) } });
   await waitUntilReady(child, 'its HTTP port', async () => (await fetch(`http://127.0.0.1:${port}/mcp`, { signal: AbortSignal.timeout(1000) })).status > 0, 60_000);
   return child;
 }
@@ -54,7 +59,7 @@ async function startUpstream(port: number): Promise<Child> {
 async function startToolport(port: number, upstreamUrl: string): Promise<Child> {
   const folder = mkdtempSync(path.join(tmpdir(), 'toolport-bench-mcp-'));
   const toolsFile = path.join(folder, 'tools.json');
-  writeFileSync(toolsFile, JSON.stringify({ mcp: [{ source: 'every', url: upstreamUrl }] }));
+  writeFileSync(toolsFile, JSON.stringify({ mcp: [{ source: 'up', url: upstreamUrl }] }));
   const env = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', TOOLS_FILE: toolsFile, TOOL_PLUGINS: 'bench/plugins/bench-tools.ts' };
   const child = startChild('toolport', process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env });
   await waitUntilReady(child, 'GET /readyz → 200', async () => {
@@ -94,11 +99,13 @@ async function main(): Promise<void> {
   const upstream = await startUpstream(upstreamPort);
   const toolport = await startToolport(toolportPort, upstreamUrl);
   const pids = { toolport: toolport.proc.pid!, upstream: upstream.proc.pid! };
-  const session = await upstreamSession(upstreamUrl);
+  // server-everything keeps sessions; the stateless SDK server needs none.
+  const directHeaders = UPSTREAM === 'everything' ? { ...MCP_HEADERS, 'mcp-session-id': await upstreamSession(upstreamUrl) } : MCP_HEADERS;
+  const args = UPSTREAM === 'everything' ? { message: 'hi' } : { text: 'hi' };
   const toolportMcp = `http://127.0.0.1:${toolportPort}/mcp`;
   const rows: Row[] = [
-    { name: 'upstream directly: tools/call echo', url: upstreamUrl, headers: { ...MCP_HEADERS, 'mcp-session-id': session }, body: call('echo', { message: 'hi' }) },
-    { name: 'through toolport /mcp: tools/call every_echo', url: toolportMcp, headers: MCP_HEADERS, body: call('every_echo', { message: 'hi' }) },
+    { name: `upstream (${UPSTREAM}) directly: tools/call echo`, url: upstreamUrl, headers: directHeaders, body: call('echo', args) },
+    { name: 'through toolport /mcp: tools/call up_echo', url: toolportMcp, headers: MCP_HEADERS, body: call('up_echo', args) },
     { name: 'toolport /mcp native in-process echo', url: toolportMcp, headers: MCP_HEADERS, body: call('echo', { text: 'hi' }) },
   ].map((r) => ({ ...r, requests: 0, seconds: 0, cpu: { toolport: 0, upstream: 0 } }));
 
@@ -134,7 +141,7 @@ async function main(): Promise<void> {
   console.log(`toolport's CPU per forwarded call / per native call: ${ratio.toFixed(2)} (target ≤ 2)`);
   console.log(`req/s through toolport / directly: ${(forwarded.requests / forwarded.seconds / (direct.requests / direct.seconds)).toFixed(2)}`);
   const file = path.join(ROOT, 'bench/results', `${new Date().toISOString().replace(/:/g, '-')}-mcp-upstream.json`);
-  writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), connections: CONNECTIONS, durationS: DURATION, rows: table, ratio }, null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), upstream: UPSTREAM, connections: CONNECTIONS, durationS: DURATION, rows: table, ratio }, null, 2)}\n`);
   console.log(`saved ${path.relative(ROOT, file)}`);
   if (ratio > 2) process.exitCode = 1;
 }
