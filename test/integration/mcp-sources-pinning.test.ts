@@ -95,6 +95,8 @@ describe.each([
     });
     expect(pending).not.toBe(pinned.hash);
     for (const app of apps) {
+      // Each replica learns of its own server's change by the server's list_changed notification.
+      await eventually('the replica holds the change back', async () => (await post(app, { name: 'own_greet', arguments: { name: 'Ada' } }, admin)).body.error?.code === 'tool_changed');
       const listed = await greetTool(app, admin);
       expect(listed).toMatchObject({ hash: pinned.hash, description: 'Greets someone by name.' });
       const before = await greetings(app, admin);
