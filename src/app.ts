@@ -32,6 +32,10 @@ import { formatByName } from './formats/index.ts';
 import { answerCalls } from './http/answer-calls.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { TaskRunner } from './tasks/runner.ts';
+import { CallFeed } from './calls/feed.ts';
+import { callRoutes } from './routes/calls.ts';
+import { callerRoutes } from './routes/caller.ts';
+import { consoleRoutes } from './routes/console.ts';
 import { loadPlugins } from './tools/plugins.ts';
 import { loadToolSources, type ToolSources } from './sources/index.ts';
 import { Provenance } from './tools/provenance.ts';
@@ -149,9 +153,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new NotFound(`no route ${request.method} ${request.url.split('?')[0]}`)));
 
+  const feed = new CallFeed(store.calls, logger);
   app.addHook('onClose', async () => {
     await tasks.close(); // built below, before the app can close
     await sources?.close();
+    await feed.close();
     await store.close();
   });
   if (tracing !== null) {
@@ -167,6 +173,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     maxContentChars: config.maxContentChars,
     metrics,
     tracing: tracing?.callTracer(config.traceArguments) ?? null,
+    onCall: feed.observe,
   });
   // A task runs the very pipeline a synchronous call runs; only where the answer goes differs.
   const tasks = new TaskRunner({
@@ -180,7 +187,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     log: logger,
     metrics,
   });
-  app.decorate('toolport', { registry, store, dispatcher, config });
+  app.decorate('toolport', { registry, store, dispatcher, config, feed });
   provenance.recordAtStart();
 
   // First: it must see every route added after it, and answer 404/405 before auth and body parsing.
@@ -196,11 +203,14 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(metricsRoutes, { metrics });
   await app.register(ledgerRoutes, { ledger: store.ledger });
   await app.register(mcpRoutes, { dispatcher, registry, version: VERSION, metrics, tasks });
+  await app.register(callRoutes, { feed });
+  await app.register(callerRoutes, { keysRequired: keys !== null });
+  await app.register(consoleRoutes);
   return app;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
-    toolport: { registry: ToolRegistry; store: Store; dispatcher: Dispatcher; config: Config };
+    toolport: { registry: ToolRegistry; store: Store; dispatcher: Dispatcher; config: Config; feed: CallFeed };
   }
 }

@@ -13,12 +13,12 @@ import { LazyChildLogger, type ParentLogger } from '../lazy-logger.ts';
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
 /**
- * Pages and what they load hold no data (SPEC §8): Swagger UI and its assets answer without a key,
+ * Pages and what they load hold no data (SPEC §8): Swagger UI, the console and their assets answer without a key,
  * and the OpenAPI document without a key leaves out the per-tool operations. A key that is sent is
  * still checked, and names the caller whose tools the document lists.
  */
 export function isKeyOptional(url: string): boolean {
-  return url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/');
+  return url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/') || url === '/console' || url.startsWith('/console/');
 }
 const BEARER = /^Bearer +([^\s]+) *$/i;
 

@@ -15,6 +15,8 @@ export interface StoreOptions {
   readonly sessionTtlS: number;
   /** The newest events a session keeps. */
   readonly sessionMaxEvents: number;
+  /** The newest calls the call log keeps (default RECENT_CALLS). */
+  readonly recentCalls?: number;
 }
 
 /** Values of session keys (JSON text, null when absent) and the version each had when read (0 = never written). */
@@ -52,6 +54,22 @@ export interface DefinitionRecord {
 export interface ToolPin {
   readonly current: string;
   readonly pending: string | null;
+}
+
+export const RECENT_CALLS = 500;
+
+/**
+ * The recent calls of every replica (the console's feed): a bounded list, newest first, and a live
+ * channel. Entries are JSON text, opaque to the store.
+ */
+export interface CallLog {
+  /** Appends entries (oldest first), keeps the newest `max`, and tells every subscriber. */
+  append(entries: readonly string[]): Promise<void>;
+  /** The newest `limit` entries, newest first. */
+  recent(limit: number): Promise<string[]>;
+  /** Calls `listener` with each entry appended from now on, by any replica; returns the unsubscribe. */
+  subscribe(listener: (entry: string) => void): () => void;
+  close(): Promise<void>;
 }
 
 export interface Store {
@@ -94,6 +112,8 @@ export interface Store {
   readonly ledger: EffectLedger;
   /** Long-running calls (SPEC §11), kept in the same store; closed with it. */
   readonly tasks: TaskStore;
+  /** The recent calls, for the console (SPEC §13). */
+  readonly calls: CallLog;
   /** A Redis for @fastify/rate-limit to count in (shared by all replicas); null: count in this process. */
   readonly rateLimitRedis: Redis | Cluster | null;
 }

@@ -66,6 +66,20 @@ export interface DispatcherOptions {
   metrics?: Metrics;
   /** One `execute_tool` span per call when tracing (SPEC §12); absent or null = not tracing, no span work at all. */
   tracing?: CallTracer | null;
+  /** Told of every finished call, after its metrics and log line (the console's call feed); must not throw. */
+  onCall?: (call: FinishedCall) => void;
+}
+
+/** A finished call as its observer sees it. */
+export interface FinishedCall {
+  /** Epoch ms when it finished. */
+  at: number;
+  /** Whether the tool exists for this caller (an unknown name is the model's, not a tool's). */
+  known: boolean;
+  /** The arguments as validated; null when the tool is unknown or they were not JSON. */
+  params: unknown;
+  result: InvocationResult;
+  scope: InvocationScope;
 }
 
 /** What every step of one call's execution needs; made once per call. */
@@ -155,7 +169,9 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
       () => this.#context(run, scope.sessionId === null ? null : this.#options.sessions.view(scope.sessionId)),
     );
     // A replay, or an answer of the ledger itself (in_progress…), still records the call's event.
-    return executed ? result : this.#finish(scope, identity, params, result);
+    if (!executed) return this.#finish(scope, identity, params, result);
+    this.#observe(scope, identity, params, result); // now that the ledger has put its key on the result
+    return result;
   }
 
   /** One execution: the handler (re-run on a session conflict), its session writes and its event. */
@@ -165,14 +181,14 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
 
   async #runAlone(run: Execution): Promise<InvocationResult> {
     const result = await this.#run(run, this.#context(run, null));
-    return this.#record(run.scope, run.identity, result);
+    return this.#record(run.scope, run.identity, run.params, result, run.idempotencyKey === null);
   }
 
   async #runInSession(run: Execution, sessionId: string): Promise<InvocationResult> {
     const { tool, params, identity, scope, deadline, budgetMs } = run;
     const call: SessionRun = { sessionId, identity, params, caller: scope.caller, parentCallId: scope.parentCallId, log: scope.log, tool, deadline, budgetMs };
     const result = await this.#options.sessions.run(call, (session) => this.#run(run, this.#context(run, session)));
-    return this.#record(scope, identity, result);
+    return this.#record(scope, identity, params, result, run.idempotencyKey === null);
   }
 
   #context({ tool, identity, scope, deadline, idempotencyKey }: Execution, session: SessionHandle | null): CallContext {
@@ -237,13 +253,16 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
 
   /** Records the ToolInvoked event of a call that wrote nothing to its session (without a session: at once). */
   #finish(scope: InvocationScope, identity: CallIdentity, params: unknown, result: InvocationResult): InvocationResult | Promise<InvocationResult> {
-    if (scope.sessionId === null) return this.#record(scope, identity, result);
+    if (scope.sessionId === null) return this.#record(scope, identity, params, result);
     const call: SessionCall = { sessionId: scope.sessionId, identity, params, caller: scope.caller, parentCallId: scope.parentCallId, log: scope.log };
-    return this.#options.sessions.record(call, result).then((recorded) => this.#record(scope, identity, recorded));
+    return this.#options.sessions.record(call, result).then((recorded) => this.#record(scope, identity, params, recorded));
   }
 
-  /** The call in the metrics and, at level info, its log line. */
-  #record(scope: InvocationScope, identity: CallIdentity, result: InvocationResult): InvocationResult {
+  /**
+   * The call in the metrics, at level info its log line, and to the observer (`observe` false: a
+   * call under the ledger, observed once the ledger has finished with its result).
+   */
+  #record(scope: InvocationScope, identity: CallIdentity, params: unknown, result: InvocationResult, observe = true): InvocationResult {
     this.#options.metrics?.called(identity.toolHash === null ? UNKNOWN_TOOL : identity.name, result.error?.code ?? 'success', result.duration_ms);
     if (scope.log.isLevelEnabled('info')) {
       scope.log.info(
@@ -251,6 +270,11 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
         'tool invoked',
       );
     }
+    if (observe) this.#observe(scope, identity, params, result);
     return result;
+  }
+
+  #observe(scope: InvocationScope, identity: CallIdentity, params: unknown, result: InvocationResult): void {
+    this.#options.onCall?.({ at: Date.now(), known: identity.toolHash !== null, params, result, scope });
   }
 }

@@ -15,7 +15,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['store/', 'callers/'],
   ['tools/'],
   ['errors.ts'],
-  ['formats/', 'ledger/', 'sessions/', 'tasks/'],
+  ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/'],
   ['builtin/', 'sources/', 'mcp/', 'plugins/', 'http/'],
   ['routes/'],
   ['app.ts'],

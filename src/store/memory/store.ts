@@ -1,7 +1,8 @@
 /** The embedded store: one process, state in a Map, expiry checked on access and swept now and then. */
+import { MemoryCallLog } from './calls.ts';
 import { MemoryLedger } from './ledger.ts';
 import { MemoryTaskStore } from './tasks.ts';
-import type { DefinitionRecord, EventPage, SessionCommit, SessionRead, Store, StoreBackend, StoreOptions, ToolPin } from '../types.ts';
+import { RECENT_CALLS, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions, type ToolPin } from '../types.ts';
 
 interface SessionEntry {
   state: Map<string, string>;
@@ -32,9 +33,11 @@ export class MemoryStore implements Store {
   readonly #sweeper: NodeJS.Timeout;
   readonly ledger = new MemoryLedger();
   readonly tasks = new MemoryTaskStore();
+  readonly calls: MemoryCallLog;
 
   constructor(options: StoreOptions) {
     this.#options = options;
+    this.calls = new MemoryCallLog(options.recentCalls ?? RECENT_CALLS);
     this.#sweeper = setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
   }
 
@@ -139,5 +142,6 @@ export class MemoryStore implements Store {
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
     await this.tasks.close();
+    await this.calls.close();
   }
 }

@@ -5,9 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
+import { RedisCallLog } from './calls.ts';
+import { connectionReady } from './ready.ts';
 import { RedisLedger } from './ledger.ts';
 import { RedisTaskStore } from './tasks.ts';
-import { StoreUnavailableError, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions, type ToolPin } from '../types.ts';
+import { RECENT_CALLS, StoreUnavailableError, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions, type ToolPin } from '../types.ts';
 
 export const COMMAND_TIMEOUT_MS = 1000;
 const READY_WAIT_MS = 2000;
@@ -55,6 +57,7 @@ export class RedisStore implements Store {
   readonly #log: Logger;
   readonly ledger: RedisLedger;
   readonly tasks: RedisTaskStore;
+  readonly calls: RedisCallLog;
   /** Whether an outage is under way: it is logged once when it starts and once when it ends. */
   #down = false;
 
@@ -75,6 +78,7 @@ export class RedisStore implements Store {
     this.#client = client as Client;
     this.ledger = new RedisLedger(client, options.keyPrefix, (command) => this.#run(command));
     this.tasks = new RedisTaskStore(client, options.keyPrefix, (command) => this.#run(command), log);
+    this.calls = new RedisCallLog(client, options.keyPrefix, options.recentCalls ?? RECENT_CALLS, log);
   }
 
   /** The connection, for the rate limiter to count in the same Redis (all replicas). */
@@ -84,17 +88,8 @@ export class RedisStore implements Store {
 
   /** Waits a little for the first connection so the first requests do not see a cold store. */
   async waitUntilReady(timeoutMs = READY_WAIT_MS): Promise<boolean> {
-    if (this.#client.status === 'ready') return true;
-    return new Promise((resolve) => {
-      const done = (ready: boolean) => {
-        clearTimeout(timer);
-        this.#client.off('ready', onReady);
-        resolve(ready);
-      };
-      const onReady = () => done(true);
-      const timer = setTimeout(() => done(false), timeoutMs);
-      this.#client.once('ready', onReady);
-    });
+    const [store, calls] = await Promise.all([connectionReady(this.#client, timeoutMs), this.calls.waitUntilReady(timeoutMs)]);
+    return store && calls;
   }
 
   /** One line per outage, without a stack: the requests it fails answer 503 and log nothing more. */
@@ -213,6 +208,7 @@ export class RedisStore implements Store {
 
   async close(): Promise<void> {
     await this.tasks.close();
+    await this.calls.close();
     this.#client.disconnect();
   }
 }
