@@ -15,6 +15,8 @@ import { openApiPlugin } from './plugins/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invokeRoutes } from './routes/invoke.ts';
 import { mcpRoutes } from './routes/mcp.ts';
+import { resultRoutes } from './routes/results.ts';
+import { ResultResources } from './store/results.ts';
 import { provenanceRoutes } from './routes/provenance.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { registerBuiltins } from './builtin/index.ts';
@@ -83,11 +85,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const tracing = config.tracing ? await startTracing(VERSION) : null;
   const keys = config.apiKeysFile === null ? null : ApiKeys.load(config.apiKeysFile);
   const store = await createStore(config, logger);
-  const registry = new ToolRegistry();
+  const registry = new ToolRegistry({ maxContentChars: config.maxContentChars });
+  const results = new ResultResources(store.results, config.resultTtlS);
   const provenance = new Provenance(store, registry, logger);
   let sources: ToolSources | null = null;
   try {
-    await registerBuiltins(registry, { registry, store, keys, provenance, workspaceRoot: config.workspaceRoot });
+    await registerBuiltins(registry, { registry, store, keys, provenance, workspaceRoot: config.workspaceRoot, results, maxContentChars: config.maxContentChars });
     if (options.register) await registry.withSource('app options', () => options.register!(registry));
     await loadPlugins(registry, config.toolPlugins);
     if (config.toolsFile !== null) sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version: VERSION });
@@ -171,6 +174,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     sessions: new StagedSessionRunner(store, config.maxContentChars, metrics),
     defaultTimeoutMs: config.defaultTimeoutMs,
     maxContentChars: config.maxContentChars,
+    results,
     metrics,
     tracing: tracing?.callTracer(config.traceArguments) ?? null,
     onCall: feed.observe,
@@ -202,10 +206,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(sessionRoutes, { store });
   await app.register(metricsRoutes, { metrics });
   await app.register(ledgerRoutes, { ledger: store.ledger });
-  await app.register(mcpRoutes, { dispatcher, registry, version: VERSION, metrics, tasks });
+  await app.register(mcpRoutes, { dispatcher, registry, version: VERSION, metrics, tasks, results });
   await app.register(callRoutes, { feed });
   await app.register(callerRoutes, { keysRequired: keys !== null });
   await app.register(consoleRoutes);
+  await app.register(resultRoutes, { results });
   return app;
 }
 

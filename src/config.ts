@@ -17,6 +17,8 @@ export interface Config {
   readonly maxBodyBytes: number;
   readonly maxContentChars: number;
   readonly defaultTimeoutMs: number;
+  /** How long the whole of a cut result stays readable (SPEC §11). */
+  readonly resultTtlS: number;
   /** How long SIGTERM waits for in-flight calls before exiting anyway. */
   readonly shutdownGraceMs: number;
   /** Effect ledger lease: how long a dead replica's call blocks identical calls at most. */
@@ -141,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessionMaxEvents: integer(env, 'SESSION_MAX_EVENTS', 1000, 1, 1_000_000),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1_048_576, 1024, 1024 * 1024 * 1024),
     maxContentChars: integer(env, 'MAX_CONTENT_CHARS', 100_000, 200, 100_000_000),
+    resultTtlS: integer(env, 'RESULT_TTL_S', 3600, 1, 30 * 86400),
     defaultTimeoutMs: integer(env, 'DEFAULT_TIMEOUT_MS', 30_000, 1, 24 * 3600 * 1000),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3600 * 1000),
     ledgerLeaseMs: integer(env, 'LEDGER_LEASE_MS', 10_000, 100, 3600 * 1000),

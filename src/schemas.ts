@@ -44,6 +44,12 @@ export const invocationResultSchema = {
     idempotency_key: { type: ['string', 'null'] },
     tool_hash: { type: ['string', 'null'] },
     duration_ms: { type: 'number' },
+    result_ref: {
+      type: 'object',
+      description: 'present when content was cut: where its whole is kept for RESULT_TTL_S (GET the url, MCP resources/read the uri, or the result_read tool)',
+      properties: { uri: { type: 'string' }, url: { type: 'string' }, chars: { type: 'integer' } },
+      required: ['uri', 'url', 'chars'],
+    },
   },
   required: ['id', 'name', 'success', 'message', 'value', 'exclude_value_from_context', 'error', 'content', 'tool_message', 'replayed', 'effect_id', 'idempotency_key', 'tool_hash', 'duration_ms'],
 };

@@ -16,9 +16,18 @@ import type { Format } from './types.ts';
 const CALL = '{"name","arguments":{…}}';
 const SHAPES = `mcp ${CALL} (tools/call params) or {"calls":[…]}, with ?format=mcp`;
 
+/** MCP's link to a resource the client may read with resources/read (here: a large result's whole). */
+export interface McpResourceLink {
+  type: 'resource_link';
+  uri: string;
+  name: string;
+  description: string;
+  mimeType: 'text/plain';
+}
+
 export interface McpCallToolResult {
-  /** The text, then any other blocks the tool returned (images, resources) unchanged. */
-  content: ({ type: 'text'; text: string } | Attachment)[];
+  /** The text, then any other blocks the tool returned (images, resources) unchanged, then the link to a kept whole. */
+  content: ({ type: 'text'; text: string } | Attachment | McpResourceLink)[];
   structuredContent?: Record<string, unknown>;
   isError: boolean;
 }
@@ -56,8 +65,11 @@ export function renderMcpCallToolResult(result: InvocationResult): McpCallToolRe
   // exclude_value_from_context shapes the text only: structuredContent is the client's
   // machine-readable copy, and a client that read the tool's outputSchema requires it.
   const structured = result.success && isObject(result.value);
+  const kept = result.result_ref;
+  const link: McpResourceLink[] =
+    kept === undefined ? [] : [{ type: 'resource_link', uri: kept.uri, name: `result of ${result.name}`, description: `the whole result (${kept.chars} characters); the text above is cut`, mimeType: 'text/plain' }];
   return {
-    content: result.attachments === undefined ? [{ type: 'text', text: result.content }] : [{ type: 'text', text: result.content }, ...result.attachments],
+    content: [{ type: 'text', text: result.content }, ...(result.attachments ?? []), ...link],
     ...(structured && { structuredContent: result.value as Record<string, unknown> }),
     isError: !result.success,
   };

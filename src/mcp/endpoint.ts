@@ -21,6 +21,7 @@ import {
 import type { Caller } from '../callers/keys.ts';
 import { renderMcpCallToolResult, renderMcpTool } from '../formats/mcp.ts';
 import { TASK_EXECUTION, TASK_METHODS, TASKS_CAPABILITY, type McpTasks } from './tasks.ts';
+import { resultIdOf, type ResultResources } from '../store/results.ts';
 
 export interface RequestEnv {
   era: Era;
@@ -34,7 +35,10 @@ export interface RequestEnv {
   progress?: ProgressListener;
 }
 
-const CAPABILITIES = { tools: { listChanged: false } };
+/** `resources`: large results' whole, read by the URI of their resource_link (none are listed). */
+const CAPABILITIES = { tools: { listChanged: false }, resources: {} };
+/** MCP's "resource not found" error code. */
+const RESOURCE_NOT_FOUND = -32002;
 /** The stateless revision's cache hints: the catalog may differ per caller and per deployment. */
 const CACHE_HINTS = { ttlMs: 0, cacheScope: 'private' };
 
@@ -61,6 +65,7 @@ export class McpEndpoint {
   readonly #dispatcher: Dispatcher;
   readonly #serverInfo: { name: string; version: string };
   readonly #registry: ToolRegistry;
+  readonly #results: Pick<ResultResources, 'read'> | null;
   /** Each era's tools/list result, built once per caller until the catalog changes. */
   readonly #toolLists = new Map<string, Record<Era, Record<string, unknown>>>();
   #listedVersion = -1;
@@ -70,7 +75,8 @@ export class McpEndpoint {
   /** MCP tasks (2025-11-25), served in the handshake era. */
   readonly #tasks: McpTasks | null;
 
-  constructor(dispatcher: Dispatcher, registry: ToolRegistry, version: string, tasks: McpTasks | null = null) {
+  constructor(dispatcher: Dispatcher, registry: ToolRegistry, version: string, tasks: McpTasks | null = null, results: Pick<ResultResources, 'read'> | null = null) {
+    this.#results = results;
     this.#dispatcher = dispatcher;
     this.#serverInfo = { name: 'toolport', version };
     this.#registry = registry;
@@ -101,6 +107,10 @@ export class McpEndpoint {
         return this.#callTool(message, env);
       case 'tools/list':
         return this.#toolList(env.era, env.caller);
+      case 'resources/list':
+        return env.era === 'stateless' ? { resultType: 'complete', resources: [], ...CACHE_HINTS } : { resources: [] };
+      case 'resources/read':
+        return this.#readResource(message.params, env);
       case 'initialize':
         if (env.era === 'stateless') break;
         return this.#initialize(message.params);
@@ -137,6 +147,17 @@ export class McpEndpoint {
       capabilities: this.#tasks === null ? CAPABILITIES : { ...CAPABILITIES, tasks: TASKS_CAPABILITY },
       serverInfo: this.#serverInfo,
     };
+  }
+
+  /** A large result's whole, for the caller that made the call (SPEC §11). */
+  async #readResource(params: Record<string, unknown> | undefined, env: RequestEnv): Promise<Record<string, unknown>> {
+    const uri = params?.uri;
+    if (typeof uri !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'resources/read needs params.uri (a string)');
+    const id = resultIdOf(uri);
+    const kept = id === null || this.#results === null ? null : await this.#results.read(id, env.caller?.id ?? null);
+    if (kept === null) throw new ProtocolFault(RESOURCE_NOT_FOUND, 'Resource not found: results are kept for RESULT_TTL_S, for the caller that made the call', 400, { uri: uri.slice(0, 200) });
+    const contents = [{ uri, mimeType: 'text/plain', text: kept.content }];
+    return env.era === 'stateless' ? { resultType: 'complete', contents } : { contents };
   }
 
   async #callTool(message: JsonRpcRequest, env: RequestEnv): Promise<Record<string, unknown>> {

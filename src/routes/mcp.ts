@@ -34,6 +34,7 @@ import type { Dispatcher, InvocationScope } from '../tools/invoke.ts';
 import { ProgressThrottle } from '../tools/progress.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { SessionSource } from '../tools/session-handle.ts';
+import type { ResultResources } from '../store/results.ts';
 import { scopeOf, SESSION_ID } from '../http/scope.ts';
 import { acceptsEventStream, EventStreamReply } from '../http/sse.ts';
 
@@ -94,9 +95,9 @@ function issueSession(reply: FastifyReply, session: RequestSession): void {
 
 export async function mcpRoutes(
   app: FastifyInstance,
-  options: { dispatcher: Dispatcher; registry: ToolRegistry; version: string; metrics?: Metrics; tasks?: TaskRunner },
+  options: { dispatcher: Dispatcher; registry: ToolRegistry; version: string; metrics?: Metrics; tasks?: TaskRunner; results?: Pick<ResultResources, 'read'> },
 ): Promise<void> {
-  const endpoint = new McpEndpoint(options.dispatcher, options.registry, options.version, options.tasks ? new McpTasks(options.tasks) : null);
+  const endpoint = new McpEndpoint(options.dispatcher, options.registry, options.version, options.tasks ? new McpTasks(options.tasks) : null, options.results ?? null);
 
   // The body is parsed here, not by the app's parser, so that bad JSON answers JSON-RPC -32700.
   app.removeAllContentTypeParsers();

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { EffectLedger } from './ledger.ts';
 import type { TaskStore } from './tasks.ts';
+import type { ResultStore } from './results.ts';
 
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
@@ -114,6 +115,8 @@ export interface Store {
   readonly tasks: TaskStore;
   /** The recent calls, for the console (SPEC §13). */
   readonly calls: CallLog;
+  /** Large results (SPEC §11), kept in the same store. */
+  readonly results: ResultStore;
   /** A Redis for @fastify/rate-limit to count in (shared by all replicas); null: count in this process. */
   readonly rateLimitRedis: Redis | Cluster | null;
 }

@@ -8,7 +8,9 @@ import type { Logger } from 'pino';
 import { UNKNOWN_TOOL, type Metrics } from '../metrics.ts';
 import { deepFreeze } from '../json.ts';
 import { StoreUnavailableError } from '../store/types.ts';
-import { explain, failure, invocationResult, reasonOf, type CallIdentity, type InvocationResult } from './outcome.ts';
+import { explain, failure, invocationResult, reasonOf, type CallIdentity, type InvocationResult, type ResultParts } from './outcome.ts';
+import type { ResultRef, ResultResources } from '../store/results.ts';
+import { joinContent, withAttachmentsNamed } from './render.ts';
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
 import { CallContext, type Cancellation, type NestedCalls } from './context.ts';
 import { settle } from './race.ts';
@@ -63,6 +65,8 @@ export interface DispatcherOptions {
   sessions: SessionRunner;
   defaultTimeoutMs: number;
   maxContentChars: number;
+  /** Keeps the whole of a content that was cut (SPEC §11); absent: the rest is dropped. */
+  results?: Pick<ResultResources, 'keep'>;
   metrics?: Metrics;
   /** One `execute_tool` span per call when tracing (SPEC §12); absent or null = not tracing, no span work at all. */
   tracing?: CallTracer | null;
@@ -234,7 +238,32 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
     }
     const { message, value, success, exclude, valueJson, attachments } = announce ? announceSession(checked, scope.sessionId!) : checked;
     const error = success ? null : { code: 'tool_failed' as const, detail: message };
-    return invocationResult(identity, { success, message, value, excludeValue: exclude, valueJson, error, toolHash: tool.hash, attachments }, max);
+    const parts: ResultParts = { success, message, value, excludeValue: exclude, valueJson, error, toolHash: tool.hash, attachments };
+    const limit = tool.maxContentChars ?? max;
+    const shown = exclude ? null : valueJson;
+    // Cheap test first: most results are far below the limit.
+    const named = attachments == null ? message : withAttachmentsNamed(message, attachments);
+    if (named.length + (shown?.length ?? 0) + 2 > limit) {
+      const whole = joinContent(named, shown);
+      if (whole.length > limit) {
+        const kept = await this.#keepWhole(scope, identity, whole);
+        if (kept !== null) parts.kept = kept;
+      }
+    }
+    return invocationResult(identity, parts, limit);
+  }
+
+  /** Keeps a cut content whole for its caller; a store that is down loses the rest, not the call. */
+  async #keepWhole(scope: InvocationScope, identity: CallIdentity, content: string): Promise<ResultRef | null> {
+    const results = this.#options.results;
+    if (results === undefined) return null;
+    try {
+      return await results.keep({ caller: scope.caller, tool: identity.name, callId: identity.id, content });
+    } catch (err) {
+      if (!(err instanceof StoreUnavailableError)) throw err;
+      scope.log.warn({ err, callId: identity.id }, 'the whole of a cut result could not be kept: the store is unreachable');
+      return null;
+    }
   }
 
   /** A handler's `context.invoke`: the same dispatch, under the parent's deadline and cancellation. */

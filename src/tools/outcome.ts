@@ -1,4 +1,5 @@
 /** The result of one call as every format reports it, and the tool-level failures (SPEC §3). */
+import type { ResultRef } from '../store/results.ts';
 import type { RegisteredTool } from './registry.ts';
 import type { Attachment } from './types.ts';
 import { renderContent, withAttachmentsNamed } from './render.ts';
@@ -43,6 +44,8 @@ export interface InvocationResult {
   attachments?: Attachment[];
   /** Set by the HTTP edge: the result as the request's format appends it to a conversation. */
   tool_message?: unknown;
+  /** Set when `content` was cut and its whole is kept as a result resource (SPEC §11). */
+  result_ref?: ResultRef;
 }
 
 export interface CallIdentity {
@@ -73,6 +76,8 @@ export interface ResultParts {
   replayOf?: { effectId: string; idempotencyKey: string };
   /** Non-text content blocks of the handler's result (named in the content). */
   attachments?: Attachment[] | null;
+  /** Where the whole of a content that was cut is kept (SPEC §11). */
+  kept?: ResultRef;
 }
 
 /** The one constructor of an InvocationResult, so every path answers the same fields in the same order. */
@@ -87,12 +92,13 @@ export function invocationResult(call: CallIdentity, parts: ResultParts, maxChar
     value: parts.value,
     exclude_value_from_context: parts.excludeValue,
     error: parts.error,
-    content: renderContent(attachments === null ? parts.message : withAttachmentsNamed(parts.message, attachments), parts.excludeValue ? null : parts.valueJson, maxChars),
+    content: renderContent(attachments === null ? parts.message : withAttachmentsNamed(parts.message, attachments), parts.excludeValue ? null : parts.valueJson, maxChars, parts.kept ?? null),
     replayed: replay !== undefined,
     effect_id: replay?.effectId ?? null,
     idempotency_key: replay?.idempotencyKey ?? null,
     tool_hash: parts.toolHash,
     duration_ms: elapsedMs(call.startedAt),
+    ...(parts.kept !== undefined && { result_ref: parts.kept }),
   };
   if (attachments !== null) result.attachments = attachments;
   return result;

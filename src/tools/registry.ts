@@ -41,6 +41,8 @@ export interface RegisteredTool {
   readonly keyFunction: IdempotencyConfig['key'] | null;
   readonly annotations: ToolAnnotations | null;
   readonly timeoutMs: number | null;
+  /** The tool's own content cut-off; null: MAX_CONTENT_CHARS. */
+  readonly maxContentChars: number | null;
   /** A session built-in: takes the optional `session_id` argument and always runs in a session (src/tools/session-handle.ts). */
   readonly takesSessionHandle: boolean;
   readonly hash: string;
@@ -61,6 +63,12 @@ export class ToolRegistry implements PluginRegistry {
   readonly #tools = new Map<string, RegisteredTool>();
   readonly #resources = new Map<string, unknown>();
   readonly #ajv = createToolAjv();
+  /** MAX_CONTENT_CHARS: a tool's own max_content_chars must be below it. */
+  readonly #maxContentChars: number;
+
+  constructor(options: { maxContentChars?: number } = {}) {
+    this.#maxContentChars = options.maxContentChars ?? 100_000;
+  }
   #source = 'toolport';
   #version = 0;
 
@@ -146,7 +154,7 @@ export class ToolRegistry implements PluginRegistry {
   /** `replaceable`: names this registration may take over (the tools it replaces). */
   #check(definition: unknown, source: string, takesSessionHandle: boolean, replaceable: (name: string) => boolean = () => false): RegisteredTool {
     if (!isObject(definition)) fail(source, undefined, 'a definition must be an object');
-    const { name, description, parameters, result, examples, idempotency, annotations, timeout_ms, handler } = definition;
+    const { name, description, parameters, result, examples, idempotency, annotations, timeout_ms, max_content_chars, handler } = definition;
     if (typeof name !== 'string' || !TOOL_NAME.test(name)) fail(source, name, `name must match ${TOOL_NAME}`);
     if (this.#tools.has(name) && !replaceable(name)) fail(source, name, `name is already taken by ${this.#tools.get(name)!.source}`);
     if (typeof description !== 'string' || description.length < 1 || description.length > 200) {
@@ -157,6 +165,9 @@ export class ToolRegistry implements PluginRegistry {
     if (result !== undefined && !isObject(result)) fail(source, name, 'result must be a JSON Schema object');
     if (timeout_ms !== undefined && !(Number.isInteger(timeout_ms) && (timeout_ms as number) >= 1)) {
       fail(source, name, 'timeout_ms must be a positive whole number of milliseconds');
+    }
+    if (max_content_chars !== undefined && !(Number.isInteger(max_content_chars) && (max_content_chars as number) >= 1 && (max_content_chars as number) < this.#maxContentChars)) {
+      fail(source, name, `max_content_chars must be a whole number from 1 to ${this.#maxContentChars - 1} (below MAX_CONTENT_CHARS)`);
     }
     const served = closeObjects(parameters);
     const validateParams = this.#compile(source, name, 'parameters', served);
@@ -175,6 +186,7 @@ export class ToolRegistry implements PluginRegistry {
       keyFunction,
       annotations: checkAnnotations(source, name, annotations),
       timeoutMs: (timeout_ms as number | undefined) ?? null,
+      maxContentChars: (max_content_chars as number | undefined) ?? null,
       takesSessionHandle,
       hash: hashJson(hashed),
       source,

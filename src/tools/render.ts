@@ -1,14 +1,21 @@
 /** The text the model sees: the message, then the value's JSON, cut at MAX_CONTENT_CHARS with a notice. */
 import type { Attachment } from './types.ts';
+import type { ResultRef } from '../store/results.ts';
 
-export function renderContent(message: string, valueJson: string | null, maxChars: number): string {
-  const content = valueJson === null ? message : message === '' ? valueJson : `${message}\n\n${valueJson}`;
-  return truncate(content, maxChars);
+/** The whole content, uncut. */
+export function joinContent(message: string, valueJson: string | null): string {
+  return valueJson === null ? message : message === '' ? valueJson : `${message}\n\n${valueJson}`;
 }
 
-export function truncate(content: string, maxChars: number): string {
+/** The content cut to `maxChars`; the notice names the kept whole when there is one (SPEC §11). */
+export function renderContent(message: string, valueJson: string | null, maxChars: number, kept: ResultRef | null = null): string {
+  return truncate(joinContent(message, valueJson), maxChars, kept);
+}
+
+export function truncate(content: string, maxChars: number, kept: ResultRef | null = null): string {
   if (content.length <= maxChars) return content;
-  const notice = `\n…[content truncated: ${content.length} characters, cut to ${maxChars}]`;
+  const whole = kept === null ? '' : `; the whole result is ${kept.uri}: read it with the result_read tool`;
+  const notice = `\n…[content truncated: ${content.length} characters, cut to ${maxChars}${whole}]`;
   let keep = Math.max(0, maxChars - notice.length);
   const last = content.charCodeAt(keep - 1);
   if (last >= 0xd800 && last <= 0xdbff) keep--; // never split a surrogate pair

@@ -49,7 +49,7 @@ describe('POST /mcp protocol', () => {
     });
 
     it('answers an unknown method with -32601 in-band, and a tools/call without a name with -32602', async () => {
-      const unknown = await rpc({ jsonrpc: '2.0', id: 4, method: 'resources/list' });
+      const unknown = await rpc({ jsonrpc: '2.0', id: 4, method: 'prompts/list' });
       expect(unknown.status).toBe(200);
       expect(unknown.body).toMatchObject({ id: 4, error: { code: -32601 } });
       const noName = await rpc({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { arguments: {} } });
@@ -83,7 +83,7 @@ describe('POST /mcp protocol', () => {
     it('negotiates the version: a known one is echoed, an unknown one gets the newest', async () => {
       for (const [asked, answered] of [['2025-03-26', '2025-03-26'], ['2024-11-05', '2024-11-05'], ['2099-01-01', '2025-11-25']]) {
         const { body } = await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 't', version: '1' } } });
-        expect(body.result).toEqual({ protocolVersion: answered, capabilities: { tools: { listChanged: false }, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, serverInfo: { name: 'toolport', version: expect.any(String) } });
+        expect(body.result).toEqual({ protocolVersion: answered, capabilities: { tools: { listChanged: false }, resources: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, serverInfo: { name: 'toolport', version: expect.any(String) } });
       }
     });
 
@@ -154,7 +154,7 @@ describe('POST /mcp protocol', () => {
       expect(body.result).toEqual({
         resultType: 'complete',
         supportedVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
-        capabilities: { tools: { listChanged: false } },
+        capabilities: { tools: { listChanged: false }, resources: {} },
         ttlMs: 0,
         cacheScope: 'private',
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'toolport', version: expect.any(String) } },

@@ -2,6 +2,7 @@
 import { MemoryCallLog } from './calls.ts';
 import { MemoryLedger } from './ledger.ts';
 import { MemoryTaskStore } from './tasks.ts';
+import { MemoryResults } from './results.ts';
 import { RECENT_CALLS, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions, type ToolPin } from '../types.ts';
 
 interface SessionEntry {
@@ -34,6 +35,7 @@ export class MemoryStore implements Store {
   readonly ledger = new MemoryLedger();
   readonly tasks = new MemoryTaskStore();
   readonly calls: MemoryCallLog;
+  readonly results = new MemoryResults();
 
   constructor(options: StoreOptions) {
     this.#options = options;
@@ -104,6 +106,7 @@ export class MemoryStore implements Store {
     const now = Date.now();
     for (const [id, entry] of this.#sessions) if (entry.expiresAt <= now) this.#sessions.delete(id);
     this.ledger.prune();
+    this.results.prune();
   }
 
   async recordDefinitions(records: readonly DefinitionRecord[], at: number): Promise<void> {
