@@ -24,6 +24,7 @@ import { ApiKeys } from './callers/keys.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { methodsPlugin } from './plugins/methods.ts';
 import { bodyLimitPlugin } from './plugins/body-limit.ts';
+import { routeAnswersPlugin } from './plugins/route-answers.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { createStore } from './store/index.ts';
@@ -198,6 +199,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // First: it must see every route added after it, and answer 404/405 before auth and body parsing.
   await app.register(methodsPlugin);
   await app.register(bodyLimitPlugin);
+  await app.register(routeAnswersPlugin);
   await app.register(authPlugin, { keys, redis: store.rateLimitRedis, keyPrefix: config.keyPrefix });
   await app.register(openApiPlugin, { version: VERSION, registry, keysConfigured: keys !== null });
   await app.register(healthRoutes, { store, upstreams: () => sources?.upstreamStatus() ?? [], readyRequiresUpstreams: config.readyRequiresUpstreams });

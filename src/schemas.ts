@@ -73,13 +73,9 @@ export const toolListSchema = {
   required: ['tools', 'hash'],
 };
 
-export const problemResponses = (...statuses: number[]) =>
-  Object.fromEntries(
-    statuses.map((status) => [
-      status,
-      { description: 'problem details', content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } },
-    ]),
-  );
+export const problemResponse = (description = 'problem details') => ({ description, content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } });
+
+export const problemResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, problemResponse()]));
 
 const taskError = { type: 'object', properties: { code: { type: 'string' }, detail: { type: 'string' } }, required: ['code', 'detail'] };
 

@@ -1,0 +1,114 @@
+/**
+ * The OpenAPI document against the running app, Schemathesis-style: requests generated from every
+ * operation of the served document (fast-check), sent without API keys and with them (no key, a
+ * wrong key, an admin key, a key limited to some tools, a rate-limited key); every answer must have
+ * a documented status, content type and body, and none may be a 5xx. Bounded to well under a minute.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { dereference, disagreement, operationsOf, requestsFor, undocumented, type Operation } from '../helpers/openapi-fuzz.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SEED = 20261123;
+const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 20);
+const sha = (secret: string) => createHash('sha256').update(secret).digest('hex');
+const SECRETS = { admin: `sk-admin-${randomUUID()}`, agent: `sk-agent-${randomUUID()}`, limited: `sk-limited-${randomUUID()}` };
+
+async function start(env: Record<string, string>): Promise<FastifyInstance> {
+  const previous = process.cwd();
+  process.chdir(ROOT);
+  try {
+    const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TOOL_PLUGINS: 'examples/plugins/calculator.ts', DEFAULT_TIMEOUT_MS: '2000', MAX_BODY_BYTES: '65536', ...env }));
+    await app.ready();
+    return app;
+  } finally {
+    process.chdir(previous);
+  }
+}
+
+/** Sends every generated request of every operation and returns the first answer the document does not describe. */
+async function fuzz(app: FastifyInstance, operations: Operation[], authorizations: fc.Arbitrary<Record<string, string>>, pathValues: string[]): Promise<number> {
+  let sent = 0;
+  for (const operation of operations) {
+    await fc.assert(
+      fc.asyncProperty(requestsFor(operation, pathValues), authorizations, async (request, authorization) => {
+        const response = await app.inject({
+          method: request.method as 'GET',
+          url: request.url,
+          headers: { ...request.headers, ...authorization },
+          ...(request.payload !== undefined && { payload: request.payload }),
+        });
+        sent++;
+        const where = `${operation.method} ${operation.path} as ${request.method} ${request.url} ${JSON.stringify(request.headers)} ${request.payload ?? ''}`.slice(0, 600);
+        expect(response.statusCode, `${where}\n→ ${response.body.slice(0, 400)}`).toBeLessThan(500);
+        const answer = { status: response.statusCode, headers: response.headers, body: response.body };
+        expect(undocumented(operation, answer), `${where}\n→ ${response.body.slice(0, 400)}`).toBeNull();
+        // 401 and 429 come before any parameter is looked at.
+        if (answer.status !== 401 && answer.status !== 429) expect(disagreement(request, answer), `${where}\n→ ${response.body.slice(0, 400)}`).toBeNull();
+      }),
+      { numRuns: RUNS_PER_OPERATION, seed: SEED, endOnFailure: true },
+    );
+  }
+  return sent;
+}
+
+describe('the OpenAPI document against the app (property-based fuzzing)', () => {
+  let open: FastifyInstance;
+  let keyed: FastifyInstance;
+  let dir: string;
+  let operations: Operation[];
+  let pathValues: string[];
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'toolport-fuzz-'));
+    const keys = path.join(dir, 'keys.json');
+    await writeFile(
+      keys,
+      JSON.stringify([
+        { id: 'ops', key_sha256: sha(SECRETS.admin), tools: ['*'], admin: true },
+        { id: 'agent', key_sha256: sha(SECRETS.agent), tools: ['add', 'planning_*'] },
+        { id: 'limited', key_sha256: sha(SECRETS.limited), tools: ['*'], rate_per_min: 2 },
+      ]),
+    );
+    open = await start({});
+    keyed = await start({ API_KEYS_FILE: keys });
+    const document = dereference((await open.inject({ method: 'GET', url: '/openapi.json' })).json());
+    operations = operationsOf(document);
+    const tools = open.toolport.registry.list();
+    pathValues = [...tools.map((t) => t.name), tools[0]!.hash, 'global', 'session:s1', 's1', 'x'];
+  });
+  afterAll(async () => {
+    await open?.close();
+    await keyed?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reads operations for every route and every tool from the served document', () => {
+    expect(operations.length).toBeGreaterThan(20);
+    expect(operations.map((o) => o.id)).toEqual(expect.arrayContaining(['invokeToolCall', 'listTools', 'postMcp', 'add', 'planning_read_plan']));
+  });
+
+  it('answers only what the document describes, never a 5xx, without API keys', async () => {
+    const sent = await fuzz(open, operations, fc.constant({}), pathValues);
+    expect(sent).toBe(operations.length * RUNS_PER_OPERATION);
+  }, 60_000);
+
+  it('answers only what the document describes, never a 5xx, with API keys (none, wrong, admin, limited to some tools, rate-limited)', async () => {
+    const authorizations = fc.constantFrom<Record<string, string>>(
+      {},
+      { authorization: 'Bearer sk-wrong' },
+      { authorization: `Bearer ${SECRETS.admin}` },
+      { authorization: `Bearer ${SECRETS.agent}` },
+      { authorization: `Bearer ${SECRETS.limited}` },
+    );
+    const sent = await fuzz(keyed, operations, authorizations, pathValues);
+    expect(sent).toBe(operations.length * RUNS_PER_OPERATION);
+  }, 60_000);
+});
