@@ -99,3 +99,16 @@ export const taskSchema = {
   required: ['task_id', 'status', 'tool', 'call_id', 'created_at', 'updated_at', 'ttl_s', 'poll_interval_ms'],
 };
 
+/**
+ * A route's schema that documents without validating: the route AJV coerces and strips, so routes whose
+ * handler checks its own input (tool arguments, headers, enums with their own messages) use this.
+ */
+export const documentOnly = () => () => true;
+
+/** 304 of a conditional GET: the If-None-Match tag is current. */
+export const notModifiedResponse = { 304: { description: 'not modified: If-None-Match names the current ETag', type: 'null' } };
+
+export const ifNoneMatchHeaders = {
+  type: 'object',
+  properties: { 'if-none-match': { type: 'string', description: 'an ETag of an earlier answer (weak tags, lists and * accepted)' } },
+};

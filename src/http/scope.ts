@@ -8,6 +8,8 @@ import { SESSION_ID } from '../tools/session-handle.ts';
 
 export { SESSION_ID } from '../tools/session-handle.ts';
 const MAX_TIMEOUT_MS = 24 * 3600 * 1000;
+/** A whole number of milliseconds from 0 to 86,400,000 (one day), as one pattern the document can carry too. */
+export const TIMEOUT_MS = /^(?:[0-9]{1,7}|[0-7][0-9]{7}|8[0-5][0-9]{6}|86[0-3][0-9]{5}|86400000)$/;
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
@@ -25,7 +27,7 @@ export function sessionIdOf(request: FastifyRequest): string | null {
 function timeoutOf(request: FastifyRequest): number | null {
   const raw = header(request, 'x-timeout-ms');
   if (raw === undefined) return null;
-  if (!/^\d{1,9}$/.test(raw.trim()) || Number(raw) > MAX_TIMEOUT_MS) {
+  if (!TIMEOUT_MS.test(raw.trim()) || Number(raw) > MAX_TIMEOUT_MS) {
     throw new InvalidHeader(`X-Timeout-Ms must be a whole number of milliseconds from 0 to ${MAX_TIMEOUT_MS}`);
   }
   return Number(raw);

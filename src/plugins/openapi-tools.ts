@@ -10,15 +10,27 @@ import type { RegisteredTool } from '../tools/registry.ts';
 type JsonObject = Record<string, unknown>;
 
 interface Operation extends JsonObject {
-  parameters?: { in?: string }[];
+  parameters?: Parameter[];
   responses?: Record<string, { content?: Record<string, { schema?: { properties?: JsonObject } }> }>;
 }
 
+interface Parameter extends JsonObject {
+  in?: string;
+  name?: string;
+  schema?: JsonObject & { enum?: unknown[] };
+}
+
+interface DocumentPath {
+  get?: Operation;
+  post?: Operation;
+}
+
 interface Document extends JsonObject {
-  paths?: Record<string, { post?: Operation }>;
+  paths?: Record<string, DocumentPath>;
 }
 
 const GENERIC_PATH = '/tools/{name}/invoke';
+const LIST_PATH = '/tools';
 
 /** A copy: the document is handed to serializers and UIs, the registry's schemas are frozen. */
 function copy<T>(value: T): T {
@@ -43,6 +55,16 @@ function toolOperation(generic: Operation, tool: RegisteredTool): Operation {
   };
 }
 
+const CHOICES = ['auto', 'none', 'required'];
+
+/** GET /tools with `tool_choice` enumerating the choices and these tools' names. */
+function withToolChoices(item: DocumentPath, names: readonly string[]): DocumentPath {
+  const list = item.get;
+  if (list === undefined) return item;
+  const parameters = (list.parameters ?? []).map((p) => (p.name === 'tool_choice' ? { ...p, schema: { ...p.schema, enum: [...CHOICES, ...names] } } : p));
+  return { ...item, get: { ...list, parameters } };
+}
+
 /** Replaces the generic per-name path with one concrete path per tool (transformObject of @fastify/swagger). */
 export function withToolOperations<D extends object>(document: D, tools: readonly RegisteredTool[]): D {
   const given = (document as Document).paths;
@@ -50,7 +72,8 @@ export function withToolOperations<D extends object>(document: D, tools: readonl
   if (given === undefined || generic === undefined) return document;
   const paths: NonNullable<Document['paths']> = {};
   for (const [path, item] of Object.entries(given)) {
-    if (path !== GENERIC_PATH) paths[path] = item;
+    if (path === LIST_PATH) paths[path] = withToolChoices(item, tools.map((t) => t.name));
+    else if (path !== GENERIC_PATH) paths[path] = item;
     else for (const tool of tools) paths[`/tools/${tool.name}/invoke`] = { post: toolOperation(generic, tool) };
   }
   return { ...document, paths };
@@ -62,7 +85,17 @@ export function forCaller<D extends object>(document: D, caller: Caller | null):
   const paths: NonNullable<Document['paths']> = {};
   for (const [path, item] of Object.entries(given)) {
     const tool = item.post?.['x-tool-hash'] === undefined ? null : String(item.post.operationId);
-    if (tool === null || (caller !== null && caller.allows(tool))) paths[path] = item;
+    if (path === LIST_PATH) paths[path] = choicesFor(item, caller);
+    else if (tool === null || (caller !== null && caller.allows(tool))) paths[path] = item;
   }
   return { ...document, paths };
+}
+
+/** GET /tools's `tool_choice` enum with only the tools this caller may call. */
+function choicesFor(item: DocumentPath, caller: Caller | null): DocumentPath {
+  const list = item.get;
+  if (list === undefined) return item;
+  const allowed = (value: unknown) => CHOICES.includes(String(value)) || (caller !== null && caller.allows(String(value)));
+  const parameters = (list.parameters ?? []).map((p) => (p.name === 'tool_choice' && p.schema?.enum ? { ...p, schema: { ...p.schema, enum: p.schema.enum.filter(allowed) } } : p));
+  return { ...item, get: { ...list, parameters } };
 }

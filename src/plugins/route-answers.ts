@@ -20,9 +20,22 @@ interface RouteSchema {
   response?: Record<string | number, unknown>;
 }
 
+/**
+ * A path parameter is a non-empty segment, and never "." or "..": every HTTP client resolves those
+ * (also as %2E) before sending, whatever the parameter's pattern allows.
+ */
+function asPathSegments(params: unknown): void {
+  const properties = (params as { properties?: Record<string, Record<string, unknown>> } | undefined)?.properties;
+  for (const property of Object.values(properties ?? {})) {
+    property.minLength ??= 1;
+    property.not ??= { enum: ['.', '..'] };
+  }
+}
+
 export function documentAnswers(route: Pick<RouteOptions, 'method' | 'schema' | 'config'>): void {
   const schema = route.schema as RouteSchema | undefined;
   if (schema === undefined || schema.hide === true) return;
+  asPathSegments(schema.params);
   const responses = (schema.response ??= {});
   const add = (status: number, description: string) => {
     if (!(status in responses)) responses[status] = problemResponse(description);

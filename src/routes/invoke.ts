@@ -1,14 +1,15 @@
 /** POST /tools/invoke (a call or a turn, in any format) and POST /tools/{name}/invoke (bare arguments). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastJson from 'fast-json-stringify';
-import { parseCalls } from '../formats/index.ts';
+import { FORMAT_NAMES, parseCalls } from '../formats/index.ts';
+import { IDEMPOTENCY_KEY } from '../ledger/key.ts';
 import { nativeFormat } from '../formats/native.ts';
-import { invocationResultSchema, problemResponses, turnResultSchema } from '../schemas.ts';
+import { documentOnly, invocationResultSchema, problemResponses, turnResultSchema } from '../schemas.ts';
 import type { Dispatcher } from '../tools/invoke.ts';
 import { answerCalls } from '../http/answer-calls.ts';
 import { idempotencyKeyOf, keyedCall, markReplayed } from '../http/idempotency.ts';
 import { streamInvocation } from '../http/invoke-stream.ts';
-import { scopeOf } from '../http/scope.ts';
+import { scopeOf, SESSION_ID, TIMEOUT_MS } from '../http/scope.ts';
 import { acceptsEventStream } from '../http/sse.ts';
 import { prefersAsync, startTask } from './tasks.ts';
 import type { TaskRunner } from '../tasks/runner.ts';
@@ -16,15 +17,13 @@ import type { TaskRunner } from '../tasks/runner.ts';
 const serializeResult = fastJson(invocationResultSchema);
 const serializeTurn = fastJson(turnResultSchema);
 
-/** The route AJV must not touch tool arguments (it coerces and strips): bodies are checked by the dispatcher. */
-const documentOnly = () => () => true;
 
 const invokeHeaders = {
   type: 'object',
   properties: {
-    'x-session-id': { type: 'string', description: 'session scope (^[A-Za-z0-9._:-]{1,128}$)' },
-    'idempotency-key': { type: 'string', description: 'ledger key in place of the argument hash' },
-    'x-timeout-ms': { type: 'string', description: "the caller's deadline for this request, in ms" },
+    'x-session-id': { type: 'string', pattern: SESSION_ID.source, description: 'the session of the calls' },
+    'idempotency-key': { type: 'string', pattern: IDEMPOTENCY_KEY.source, description: 'ledger key in place of the argument hash (1–255 printable ASCII characters, no spaces)' },
+    'x-timeout-ms': { type: 'string', pattern: TIMEOUT_MS.source, description: "the caller's deadline for this request: whole milliseconds from 0 to 86400000" },
     prefer: { type: 'string', description: 'respond-async: answer 202 at once with a task (GET /tasks/{id} for its result)' },
   },
 };
@@ -47,7 +46,7 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher, tasks }: 
         summary: 'Run one tool call, or every call of an assistant turn, as the model produced it',
         operationId: 'invokeToolCall',
         tags: ['invoke'],
-        querystring: { type: 'object', properties: { format: { type: 'string' } } },
+        querystring: { type: 'object', properties: { format: { type: 'string', enum: [...FORMAT_NAMES], description: 'the format of the body; detected from its shape when absent' } } },
         headers: invokeHeaders,
         body: { description: 'a tool call or an assistant turn in one of the accepted formats' },
         response: {

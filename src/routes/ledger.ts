@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { InvalidQuery, NotFound } from '../errors.ts';
 import type { EffectLedger } from '../store/ledger.ts';
-import { problemResponses } from '../schemas.ts';
+import { documentOnly, problemResponses } from '../schemas.ts';
 
 const anyJson = { description: 'any JSON value' };
 
@@ -106,13 +106,16 @@ export async function ledgerRoutes(app: FastifyInstance, { ledger }: { ledger: E
     '/ledger',
     {
       config: ADMIN,
+      // scope is checked by the handler, with a message that names the accepted forms.
+      validatorCompiler: documentOnly,
       schema: {
         summary: 'Invalidate every recorded result of one scope',
         operationId: 'deleteScopeEffects',
         tags: ['ledger'],
         querystring: {
           type: 'object',
-          properties: { scope: { type: 'string', description: '`global`, `session:<X-Session-Id>` or `key:<API key id>`' } },
+          properties: { scope: { type: 'string', pattern: SCOPE.source, description: '`global`, `session:<X-Session-Id>` or `key:<API key id>`' } },
+          required: ['scope'],
         },
         response: { 200: removedSchema, ...problemResponses(400, 503) },
       },

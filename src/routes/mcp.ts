@@ -29,6 +29,7 @@ import {
   type RequestId,
 } from '../mcp/protocol.ts';
 import type { Metrics } from '../metrics.ts';
+import { documentOnly } from '../schemas.ts';
 import { StoreUnavailableError } from '../store/types.ts';
 import type { Dispatcher, InvocationScope } from '../tools/invoke.ts';
 import { ProgressThrottle } from '../tools/progress.ts';
@@ -39,7 +40,6 @@ import { scopeOf, SESSION_ID } from '../http/scope.ts';
 import { acceptsEventStream, EventStreamReply } from '../http/sse.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const documentOnly = () => () => true;
 
 function headerOf(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
@@ -92,6 +92,17 @@ function issueSession(reply: FastifyReply, session: RequestSession): void {
   if (session.source === 'header' && session.id !== null) return;
   reply.header('mcp-session-id', session.id ?? randomUUID());
 }
+
+const jsonRpcMessageSchema = {
+  type: 'object',
+  required: ['jsonrpc'],
+  properties: {
+    jsonrpc: { const: '2.0' },
+    id: { type: ['string', 'integer'], description: 'absent in a notification' },
+    method: { type: 'string', description: 'initialize, ping, tools/list, tools/call, server/discover, notifications/…' },
+    params: { type: 'object' },
+  },
+};
 
 export async function mcpRoutes(
   app: FastifyInstance,
@@ -199,7 +210,10 @@ export async function mcpRoutes(
         summary: 'Model Context Protocol over Streamable HTTP (stateless; 2024-11-05 … 2025-11-25 and 2026-07-28)',
         operationId: 'postMcp',
         tags: ['mcp'],
-        body: { description: 'a JSON-RPC request, notification or (2024-11-05, 2025-03-26) batch' },
+        body: {
+          description: 'a JSON-RPC request, notification or (2024-11-05, 2025-03-26) batch',
+          oneOf: [jsonRpcMessageSchema, { type: 'array', items: jsonRpcMessageSchema, minItems: 1 }],
+        },
         headers: {
           type: 'object',
           properties: {

@@ -1,8 +1,8 @@
 /** GET /tools and GET /tools/{name}: definitions in a provider's shape, with the catalog hash as ETag. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidQuery, NotFound } from '../errors.ts';
-import { formatByName, parseToolChoice, type Format } from '../formats/index.ts';
-import { problemResponses, toolListSchema } from '../schemas.ts';
+import { FORMAT_NAMES, formatByName, parseToolChoice, type Format } from '../formats/index.ts';
+import { documentOnly, ifNoneMatchHeaders, notModifiedResponse, problemResponses, toolListSchema } from '../schemas.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import { catalogHash, type ToolRegistry } from '../tools/registry.ts';
 
@@ -44,14 +44,15 @@ function sendCached(request: FastifyRequest, reply: FastifyReply, tag: string, b
 
 const formatQuery = {
   type: 'object',
-  properties: { format: { type: 'string', description: 'native (default), openai, openai-responses, anthropic, gemini or mcp' } },
+  properties: { format: { type: 'string', enum: [...FORMAT_NAMES], description: 'the provider whose shape the definitions take (default native)' } },
 };
 
 const listQuery = {
   type: 'object',
   properties: {
     ...formatQuery.properties,
-    tool_choice: { type: 'string', description: "auto, none, required or a tool's name: adds the provider's own tool_choice value" },
+    // The tool names join the enum when the document is generated (src/plugins/openapi-tools.ts).
+    tool_choice: { type: 'string', enum: ['auto', 'none', 'required'], description: "auto, none, required or the name of a listed tool: adds the provider's own tool_choice value (not with format mcp, which has none)" },
   },
 };
 
@@ -63,12 +64,15 @@ export async function toolRoutes(app: FastifyInstance, { registry, provenance }:
   app.get<{ Querystring: ToolsQuery }>(
     '/tools',
     {
+      // format and tool_choice are checked by the handler, with messages that name what is accepted.
+      validatorCompiler: documentOnly,
       schema: {
         summary: 'The tools this caller may call, ready to pass to a provider API',
         operationId: 'listTools',
         tags: ['discovery'],
         querystring: listQuery,
-        response: { 200: toolListSchema, ...problemResponses(400, 503) },
+        headers: ifNoneMatchHeaders,
+        response: { 200: toolListSchema, ...notModifiedResponse, ...problemResponses(400, 503) },
       },
     },
     async (request, reply) => {
@@ -100,13 +104,15 @@ export async function toolRoutes(app: FastifyInstance, { registry, provenance }:
   app.get<{ Params: { name: string }; Querystring: ToolsQuery }>(
     '/tools/:name',
     {
+      validatorCompiler: documentOnly,
       schema: {
         summary: "One tool's definition; its ETag is the tool's hash",
         operationId: 'getTool',
         tags: ['discovery'],
         params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
         querystring: formatQuery,
-        response: { 200: { type: 'object', additionalProperties: true }, ...problemResponses(400, 404, 503) },
+        headers: ifNoneMatchHeaders,
+        response: { 200: { type: 'object', additionalProperties: true }, ...notModifiedResponse, ...problemResponses(400, 404, 503) },
       },
     },
     async (request, reply) => {

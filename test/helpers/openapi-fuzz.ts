@@ -110,9 +110,13 @@ export function fromSchema(schema: Json | undefined, depth = 0): fc.Arbitrary<un
 
 /** A parameter's value as text: mostly valid for its schema, sometimes anything. */
 function parameterValue(parameter: Json, pathValues: readonly string[]): fc.Arbitrary<string> {
-  const valid = fromSchema(parameter.schema).map((value) => (typeof value === 'string' ? value : JSON.stringify(value)));
+  // The generator knows most keywords, not all (`not`, lookaheads): what it makes is kept only when the schema accepts it.
+  const valid = fromSchema(parameter.schema)
+    .map((value) => (typeof value === 'string' ? value : JSON.stringify(value)))
+    .filter((value) => parameterAccepts(parameter, value));
   const known = pathValues.length > 0 && parameter.in === 'path' ? [fc.constantFrom(...pathValues)] : [];
-  const wild = parameter.in === 'header' ? headerText : fc.string({ maxLength: 40 });
+  // A wild path segment is still a segment: not empty, not "." or ".." (clients resolve those away).
+  const wild = parameter.in === 'header' ? headerText : parameter.in === 'path' ? fc.string({ minLength: 1, maxLength: 40 }).filter((v) => v !== '.' && v !== '..') : fc.string({ maxLength: 40 });
   return fc.oneof({ arbitrary: valid, weight: 5 }, ...known.map((arbitrary) => ({ arbitrary, weight: 3 })), { arbitrary: wild, weight: 1 });
 }
 
