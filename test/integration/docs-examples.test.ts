@@ -36,6 +36,16 @@ describe('the documentation examples', () => {
     expect(files.find((f) => f.file === 'README.md')!.examples.length).toBeGreaterThanOrEqual(6);
   });
 
+  it('links every page of docs/ from the README, and no page links outside the repository', () => {
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    for (const page of pages.filter((p) => p.startsWith('docs/'))) expect(readme, `README.md has no link to ${page}`).toContain(`(${page})`);
+    for (const page of pages) {
+      const text = readFileSync(path.join(ROOT, page), 'utf8');
+      expect(text, page).not.toMatch(/\]\(https?:/);
+      expect(text, page).not.toMatch(/\]\((\.\.\/)+\.\.\//);
+    }
+  });
+
   for (const { file, env, examples } of files.filter((f) => f.examples.length > 0)) {
     it(`${file}: every curl example answers what the page shows`, async () => {
       const { app, base } = await startApp(env);
