@@ -39,9 +39,12 @@ function copy<T>(value: T): T {
 
 function toolOperation(generic: Operation, tool: RegisteredTool): Operation {
   const responses = copy(generic.responses ?? {});
-  const answer = responses['200']?.content?.['application/json']?.schema;
+  const answer = responses['200']?.content?.['application/json']?.schema as (JsonObject & { properties?: JsonObject }) | undefined;
   if (answer?.properties !== undefined && tool.result !== null) {
-    answer.properties.value = { description: "the tool's result (null when it has none, or on failure)", anyOf: [copy(tool.result), { type: 'null' }] };
+    // A success's value is typed by the result schema; a failure may carry what the tool reported (a session handle…).
+    answer.properties.value = { description: "on success the tool's result (or null); on failure null or what the tool reported" };
+    answer.if = { properties: { success: { const: true } }, required: ['success'] };
+    answer.then = { properties: { value: { anyOf: [copy(tool.result), { type: 'null' }] } } };
   }
   return {
     operationId: tool.name,

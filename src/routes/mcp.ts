@@ -64,9 +64,13 @@ const NO_SESSION: RequestSession = { id: null, source: 'header' };
 
 function sessionOf(request: FastifyRequest): RequestSession {
   const named = headerOf(request, 'x-session-id');
-  const id = named ?? headerOf(request, 'mcp-session-id');
+  const connection = headerOf(request, 'mcp-session-id');
+  // Both are checked, also the one that does not win: a header the document refuses is refused.
+  for (const given of [named, connection]) {
+    if (given !== undefined && !SESSION_ID.test(given)) throw new ProtocolFault(ErrorCode.InvalidRequest, 'X-Session-Id / Mcp-Session-Id must match ^[A-Za-z0-9._:-]{1,128}$');
+  }
+  const id = named ?? connection;
   if (id === undefined) return NO_SESSION;
-  if (!SESSION_ID.test(id)) throw new ProtocolFault(ErrorCode.InvalidRequest, 'X-Session-Id / Mcp-Session-Id must match ^[A-Za-z0-9._:-]{1,128}$');
   return { id, source: named === undefined ? 'connection' : 'header' };
 }
 

@@ -43,8 +43,8 @@ describe('OpenAPI document', () => {
         expect(operation.operationId).toBe(tool.name);
         expect(operation.description).toBe(tool.description);
         expect(operation.requestBody.content['application/json'].schema).toEqual(tool.parameters);
-        const value = operation.responses['200'].content['application/json'].schema.properties.value;
-        if (tool.result !== null) expect(value.anyOf).toEqual([tool.result, { type: 'null' }]);
+        const answer = operation.responses['200'].content['application/json'].schema;
+        if (tool.result !== null) expect(answer.then.properties.value.anyOf).toEqual([tool.result, { type: 'null' }]);
         expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['x-session-id', 'idempotency-key', 'x-timeout-ms', 'prefer']);
       }
       expect(document.paths['/tools/{name}/invoke']).toBeUndefined();
