@@ -81,7 +81,7 @@ export async function taskRoutes(app: FastifyInstance, { tasks }: { tasks: TaskR
         operationId: 'getTask',
         tags: ['tasks'],
         params: idParams,
-        querystring: { type: 'object', properties: { wait_ms: { type: 'string', pattern: '^[0-9]{1,6}$', description: `hold the answer until the task ends, at most this long (≤ ${MAX_WAIT_MS})` } } },
+        querystring: { type: 'object', properties: { wait_ms: { type: 'string', pattern: '^(?:[0-9]{1,4}|[12][0-9]{4}|30000)$', description: `hold the answer until the task ends, at most this long (≤ ${MAX_WAIT_MS})` } } },
         response: responses,
       },
     },
@@ -122,7 +122,7 @@ export async function taskRoutes(app: FastifyInstance, { tasks }: { tasks: TaskR
           type: 'object',
           properties: {
             cursor: { type: 'string', pattern: TASK_ID.source, description: 'next_cursor of the previous page' },
-            limit: { type: 'string', pattern: '^[0-9]{1,3}$', description: `tasks per page, 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE})` },
+            limit: { type: 'string', pattern: '^(?:[1-9][0-9]?|100)$', description: `tasks per page, 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE})` },
           },
         },
         response: {
