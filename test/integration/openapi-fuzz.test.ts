@@ -47,10 +47,16 @@ function crossParameterRule(url: string): boolean {
   return query.get('format') === 'mcp' && query.has('tool_choice'); // MCP has no tool_choice: 400
 }
 
+/** A GET that answers an open-ended event stream (the live call feed) never ends under inject: its own tests cover it. */
+function endlessStream(operation: Operation): boolean {
+  return operation.method.toLowerCase() === 'get' && JSON.stringify(operation.responses['200'] ?? {}).includes('text/event-stream');
+}
+
 /** Sends the generated requests of every operation of the caller's document; fails on the first answer the document does not describe. */
 async function fuzz(app: FastifyInstance, authorization: Record<string, string>, runs: number, pathValues: string[]): Promise<number> {
   let sent = 0;
   for (const operation of await documentFor(app, authorization)) {
+    if (endlessStream(operation)) continue;
     await fc.assert(
       fc.asyncProperty(requestsFor(operation, pathValues), async (request) => {
         const response = await app.inject({
@@ -110,7 +116,7 @@ describe('the OpenAPI document against the app (property-based fuzzing)', () => 
   });
 
   it('answers only what the document describes, never a 5xx, without API keys', async () => {
-    expect(await fuzz(open, {}, RUNS_PER_OPERATION, pathValues)).toBe(operations.length * RUNS_PER_OPERATION);
+    expect(await fuzz(open, {}, RUNS_PER_OPERATION, pathValues)).toBe(operations.filter((o) => !endlessStream(o)).length * RUNS_PER_OPERATION);
   }, 60_000);
 
   it('answers only what the document describes, never a 5xx, with API keys (none, wrong, admin, limited to some tools, rate-limited)', async () => {
