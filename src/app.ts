@@ -66,10 +66,13 @@ export function createLogger(config: Config, destination?: DestinationStream): L
   return destination === undefined ? pino(options) : pino(options, destination);
 }
 
-/** `annotations.idempotent` only tells clients; without an `idempotency` strategy the ledger is off. */
-function warnOfIdempotentHints(registry: ToolRegistry, log: Logger): void {
+/**
+ * `annotations.idempotent` only tells clients; without an `idempotency` strategy the ledger is off.
+ * Plugin and tools-file authors are warned (the built-ins, read-only, need no ledger).
+ */
+function warnOfIdempotentHints(registry: ToolRegistry, log: Logger, builtins: ReadonlySet<string>): void {
   for (const tool of registry.list()) {
-    if (tool.annotations?.idempotent === true && tool.idempotency === null) {
+    if (tool.annotations?.idempotent === true && tool.idempotency === null && !builtins.has(tool.name)) {
       log.warn(
         { tool: tool.name, source: tool.source },
         `tool "${tool.name}" sets annotations.idempotent, a hint for clients only: without an idempotency strategy its calls do not go through the effect ledger (set idempotency: {strategy: 'auto'} for that, or strategy 'none' to silence this)`,
@@ -91,8 +94,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const results = new ResultResources(store.results, config.resultTtlS);
   const provenance = new Provenance(store, registry, logger);
   let sources: ToolSources | null = null;
+  let builtins: ReadonlySet<string> = new Set();
   try {
     await registerBuiltins(registry, { registry, store, keys, provenance, workspaceRoot: config.workspaceRoot, results, maxContentChars: config.maxContentChars });
+    builtins = new Set(registry.list().map((t) => t.name));
     if (options.register) await registry.withSource('app options', () => options.register!(registry));
     await loadPlugins(registry, config.toolPlugins);
     if (config.toolsFile !== null) sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version: VERSION });
@@ -100,7 +105,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await store.close();
     throw err;
   }
-  warnOfIdempotentHints(registry, logger);
+  warnOfIdempotentHints(registry, logger, builtins);
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,

@@ -1,17 +1,23 @@
-/** The public surface for plugin authors and embedders. */
+/**
+ * The public surface for plugin authors: `import { defineTool, ok, error } from 'toolport'`.
+ * The package ships it compiled (dist/, built by `npm run build` before packing) with its
+ * declarations; nothing here loads the service itself.
+ */
 export { defineTool, ok, error } from './tools/define.ts';
-export { buildApp, type AppOptions } from './app.ts';
-export { loadConfig, type Config } from './config.ts';
 export type {
   ToolDefinition,
   ToolResult,
   ToolContext,
+  HandlerReturn,
   SessionHandle,
+  Resources,
   PluginRegistry,
   PluginExport,
   IdempotencyConfig,
   ToolAnnotations,
   ToolExample,
   NestedResult,
+  JsonSchema,
 } from './tools/types.ts';
 export type { InvocationResult, ToolError, ErrorCode } from './tools/outcome.ts';
+export type { Config } from './config.ts';
