@@ -41,7 +41,7 @@ import { callRoutes } from './routes/calls.ts';
 import { callerRoutes } from './routes/caller.ts';
 import { consoleRoutes } from './routes/console.ts';
 import { loadPlugins } from './tools/plugins.ts';
-import { loadToolSources, type ToolSources } from './sources/index.ts';
+import type { ToolSources } from './sources/index.ts';
 import { Provenance } from './tools/provenance.ts';
 import { ToolRegistry } from './tools/registry.ts';
 import { requestTracingPlugin } from './plugins/tracing.ts';
@@ -100,7 +100,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     builtins = new Set(registry.list().map((t) => t.name));
     if (options.register) await registry.withSource('app options', () => options.register!(registry));
     await loadPlugins(registry, config.toolPlugins);
-    if (config.toolsFile !== null) sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version: VERSION });
+    if (config.toolsFile !== null) {
+      // Loaded only when used: the HTTP client and the OpenAPI parser cost start-up time.
+      const { loadToolSources } = await import('./sources/index.ts');
+      sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version: VERSION });
+    }
   } catch (err) {
     await store.close();
     throw err;

@@ -4,7 +4,7 @@ import { buildApp, createLogger } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { PluginLoadError } from './tools/plugins.ts';
 import { ToolDefinitionError } from './tools/registry.ts';
-import { ToolsFileError } from './sources/index.ts';
+import { ToolsFileError } from './sources/entry.ts';
 import { stopTracing } from './tracing/index.ts';
 
 

@@ -8,10 +8,8 @@ import type { Store } from '../store/types.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { EntryReader, ToolsFileError, type RawEntry } from './entry.ts';
-import { registerHttpTools } from './http/index.ts';
 import { registerMcpSources } from './mcp/index.ts';
 import { SOURCE_NAME } from './names.ts';
-import { registerOpenApiSources } from './openapi/index.ts';
 import { registerPluginSources } from './plugins.ts';
 import { readToolsFile, type ToolsFile } from './tools-file.ts';
 import type { SourceContext, UpstreamStatus } from './types.ts';
@@ -85,8 +83,9 @@ export async function loadToolSources(options: LoadToolSourcesOptions): Promise<
   };
   try {
     await registerPluginSources(file.plugins, context);
-    await registerHttpTools(file.http, context);
-    await registerOpenApiSources(file.openapi, context);
+    // The HTTP client and the OpenAPI parser are loaded only by a file that uses them.
+    if (file.http.length > 0) await (await import('./http/index.ts')).registerHttpTools(file.http, context);
+    if (file.openapi.length > 0) await (await import('./openapi/index.ts')).registerOpenApiSources(file.openapi, context);
     await registerMcpSources(file.mcp, context);
   } catch (err) {
     await sources.close();

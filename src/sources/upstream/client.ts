@@ -71,7 +71,7 @@ export class UpstreamClient {
       throw new UpstreamConnectionError(describe(err));
     }
     const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
-    const { body, truncated } = await readCapped(response.body, request.maxResponseBytes);
+    const { body, truncated } = await readCapped(response.body, request.maxResponseBytes, Number(response.headers['content-length'] ?? Number.NaN));
     return { status: response.statusCode, contentType, body, truncated };
   }
 
@@ -81,7 +81,15 @@ export class UpstreamClient {
 }
 
 /** At most `limit` bytes of the body; the rest is not read (the connection is dropped instead). */
-async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<{ body: Buffer; truncated: boolean }> {
+async function readCapped(body: Dispatcher.ResponseData['body'], limit: number, declaredLength: number): Promise<{ body: Buffer; truncated: boolean }> {
+  if (declaredLength <= limit) {
+    // The usual answer: a declared length within the limit, read in one go.
+    try {
+      return { body: Buffer.from(await body.arrayBuffer()), truncated: false };
+    } catch (err) {
+      throw new UpstreamConnectionError(describe(err));
+    }
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   try {
