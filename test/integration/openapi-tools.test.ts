@@ -61,7 +61,8 @@ describe('OpenAPI tools: the Petstore document', () => {
     for (const format of FORMATS) {
       const { status, body } = await get(app, `/tools?format=${format}`);
       expect(status, format).toBe(200);
-      const names = (body.tools as any[]).map((t) => t.name ?? t.function?.name).filter((n: string) => /^pets?(tore)?_/.test(n));
+      const entries = format === 'gemini' ? (body.tools as any[]).flatMap((t) => t.functionDeclarations) : (body.tools as any[]);
+      const names = entries.map((t) => t.name ?? t.function?.name).filter((n: string) => /^pets?(tore)?_/.test(n));
       expect(names.sort(), format).toEqual(expected);
     }
   });
