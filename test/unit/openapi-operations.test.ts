@@ -9,6 +9,9 @@ import { buildRequest, encodePathValue } from '../../src/sources/openapi/request
 import { operationsOf } from '../../src/sources/openapi/operations.ts';
 import { toJsonSchema } from '../../src/sources/openapi/schema.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createStore } from '../../src/store/index.ts';
+import { Provenance } from '../../src/tools/provenance.ts';
 
 let folder: string;
 beforeAll(async () => {
@@ -58,8 +61,11 @@ describe('OpenAPI 3.1 document', () => {
     await writeFile(join(folder, 'trees.json'), JSON.stringify(document31));
     await writeFile(join(folder, 'tools.yaml'), 'openapi:\n  - {source: trees, spec: ./trees.json}\n');
     const registry = new ToolRegistry();
-    const sources = await loadToolSources({ registry, file: join(folder, 'tools.yaml'), log: pino({ level: 'silent' }) });
+    const log = pino({ level: 'silent' });
+    const store = await createStore(loadConfig({ LOG_LEVEL: 'silent' }), log);
+    const sources = await loadToolSources({ registry, file: join(folder, 'tools.yaml'), log, store, provenance: new Provenance(store, registry, log), version: 'test' });
     await sources.close();
+    await store.close();
     const names = registry.list().map((t) => t.name);
     expect(names).toHaveLength(2); // the octet-stream upload is not offered
     expect(names[0]).toBe('trees_get_trees_treeid_nodes');
