@@ -51,15 +51,26 @@ export interface TaskView extends TaskHead {
   error?: TaskError;
 }
 
+let lastMs = 0;
+let sequence = 0;
+
 /**
  * A UUIDv7-shaped id: the first 48 bits are the creation time in ms, so ids sort by creation and a
- * listing pages by id alone (newest first).
+ * listing pages by id alone (newest first). Within one millisecond the next 12 bits count up
+ * (RFC 9562 §6.2, method 1), so ids made by one process in the same millisecond still sort in order.
  */
 export function newTaskId(now = Date.now()): string {
-  const time = now.toString(16).padStart(12, '0');
-  const rand = randomBytes(10).toString('hex');
-  const variant = ((parseInt(rand[3]!, 16) & 0x3) | 0x8).toString(16);
-  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${rand.slice(0, 3)}-${variant}${rand.slice(4, 7)}-${rand.slice(8, 20)}`;
+  if (now > lastMs) {
+    lastMs = now;
+    sequence = 0;
+  } else if (++sequence > 0xfff) {
+    lastMs += 1;
+    sequence = 0;
+  }
+  const time = lastMs.toString(16).padStart(12, '0');
+  const rand = randomBytes(8).toString('hex');
+  const variant = ((parseInt(rand[0]!, 16) & 0x3) | 0x8).toString(16);
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${sequence.toString(16).padStart(3, '0')}-${variant}${rand.slice(1, 4)}-${rand.slice(4, 16)}`;
 }
 
 export const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
