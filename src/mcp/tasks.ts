@@ -3,12 +3,11 @@
  * runs as a task; `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` read the same task
  * store as /tasks, so a task started over MCP can be read over HTTP and the other way round.
  */
-import { randomUUID } from 'node:crypto';
 import type { Caller } from '../callers/keys.ts';
 import { renderMcpCallToolResult } from '../formats/mcp.ts';
 import type { TaskRecord } from '../store/tasks.ts';
 import { TaskRunner } from '../tasks/runner.ts';
-import { mcpTaskOf, viewOf, type TaskJob } from '../tasks/view.ts';
+import { mcpTaskOf, taskJobOf, viewOf } from '../tasks/view.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import type { InvocationScope } from '../tools/invoke.ts';
 import { ErrorCode, ProtocolFault, type JsonRpcRequest } from './protocol.ts';
@@ -49,17 +48,7 @@ export class McpTasks {
 
   /** A task-augmented tools/call: the call starts as a task and the answer is its CreateTaskResult. */
   async start(name: string, args: unknown, scope: InvocationScope): Promise<Record<string, unknown>> {
-    const job: TaskJob = {
-      format: 'mcp',
-      turn: false,
-      calls: [{ id: `call_${randomUUID()}`, name, arguments: args ?? {}, parsed: true }],
-      sessionId: scope.sessionId,
-      ...(scope.sessionSource !== undefined && { sessionSource: scope.sessionSource }),
-      caller: scope.caller,
-      timeoutMs: scope.timeoutMs,
-      receivedAt: scope.receivedAt,
-      requestId: scope.requestId,
-    };
+    const job = taskJobOf('mcp', false, [{ id: null, name, arguments: args ?? {}, parsed: true }], scope);
     return { task: mcpTaskOf(await this.#tasks.start(job)) };
   }
 

@@ -12,8 +12,7 @@ const taskRef = { $ref: 'Task#' };
 import type { TaskRecord } from '../store/tasks.ts';
 import type { InvocationScope } from '../tools/invoke.ts';
 import { TaskRunner } from '../tasks/runner.ts';
-import { TASK_ID, viewOf, type TaskJob } from '../tasks/view.ts';
-import { randomUUID } from 'node:crypto';
+import { TASK_ID, taskJobOf, viewOf } from '../tasks/view.ts';
 
 const MAX_WAIT_MS = 30_000;
 const MAX_PAGE = 100;
@@ -37,17 +36,7 @@ export async function startTask(
   parsed: ParsedCalls,
   scope: InvocationScope,
 ): Promise<FastifyReply> {
-  const job: TaskJob = {
-    format,
-    turn: parsed.turn,
-    calls: parsed.calls.map((call) => ({ ...call, id: call.id ?? `call_${randomUUID()}` })),
-    sessionId: scope.sessionId,
-    ...(scope.sessionSource !== undefined && { sessionSource: scope.sessionSource }),
-    caller: scope.caller,
-    timeoutMs: scope.timeoutMs,
-    receivedAt: scope.receivedAt,
-    requestId: scope.requestId,
-  };
+  const job = taskJobOf(format, parsed.turn, parsed.calls, scope);
   const task = await tasks.start(job);
   return reply
     .code(202)

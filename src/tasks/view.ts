@@ -2,7 +2,7 @@
  * What a task is, as the store keeps it (head, job, outcome: JSON text) and as clients see it: the
  * HTTP task object of SPEC §11 and the MCP `Task` of the 2025-11-25 revision.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { TaskRecord, TaskStatus } from '../store/tasks.ts';
 import type { InvocationScope, ToolCall } from '../tools/invoke.ts';
 import type { TraceLink } from '../tracing/index.ts';
@@ -24,6 +24,21 @@ export interface TaskJob {
   requestId: string;
   /** The trace context of the request that created the task, when tracing: its runs are linked to it. */
   trace?: TraceLink;
+}
+
+/** The job of a request started as a task: calls without an id get one now, so every run answers the same ids. */
+export function taskJobOf(format: string, turn: boolean, calls: readonly ToolCall[], scope: InvocationScope): TaskJob {
+  return {
+    format,
+    turn,
+    calls: calls.map((call) => ({ ...call, id: call.id ?? `call_${randomUUID()}` })),
+    sessionId: scope.sessionId,
+    ...(scope.sessionSource !== undefined && { sessionSource: scope.sessionSource }),
+    caller: scope.caller,
+    timeoutMs: scope.timeoutMs,
+    receivedAt: scope.receivedAt,
+    requestId: scope.requestId,
+  };
 }
 
 export interface TaskHead {
