@@ -1,4 +1,5 @@
 /** Environment → one frozen, typed Config. A bad value stops the start with one line naming the variable. */
+import { readFileSync } from 'node:fs';
 
 export interface Config {
   readonly port: number;
@@ -50,6 +51,26 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 function text(env: Env, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+/**
+ * A secret variable: its value, or the contents of the file `<name>_FILE` names (as Docker secrets are
+ * mounted), trailing newline dropped. Both set, or a file that cannot be read, stops the start.
+ */
+export function secretText(env: Env, name: string): string | undefined {
+  const value = text(env, name);
+  const file = text(env, `${name}_FILE`);
+  if (file === undefined) return value;
+  if (value !== undefined) throw new ConfigError(`${name} and ${name}_FILE are exclusive: set one of them`);
+  let contents: string;
+  try {
+    contents = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${name}_FILE "${file}" cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const secret = contents.replace(/\r?\n$/, '');
+  if (secret.trim() === '') throw new ConfigError(`${name}_FILE "${file}" is empty`);
+  return secret;
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {

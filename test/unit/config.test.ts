@@ -1,5 +1,8 @@
 import { describe, it, expect } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, secretText } from '../../src/config.ts';
 
 /** The ConfigError thrown for `env`, so its class and message can both be checked. */
 function configErrorOf(env: Record<string, string>): ConfigError {
@@ -117,5 +120,34 @@ describe('loadConfig', () => {
     expect(loadConfig({ REDIS_AUTO_PIPELINING: ' Off ' }).redisAutoPipelining).toBe(false);
     expect(loadConfig({ REDIS_AUTO_PIPELINING: '1' }).redisAutoPipelining).toBe(true);
     expect(configErrorOf({ REDIS_AUTO_PIPELINING: 'maybe' }).message).toContain('"maybe"');
+  });
+});
+
+describe('secretText (<VAR>_FILE)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'toolport-secret-'));
+  const file = join(dir, 'secret');
+  writeFileSync(file, 's3cr3t value\n');
+
+  it('reads the variable, or the file its _FILE names without the trailing newline', () => {
+    expect(secretText({ SOME_SECRET: 'inline' }, 'SOME_SECRET')).toBe('inline');
+    expect(secretText({ SOME_SECRET_FILE: file }, 'SOME_SECRET')).toBe('s3cr3t value');
+    expect(secretText({}, 'SOME_SECRET')).toBeUndefined();
+  });
+
+  it('refuses both at once, a missing file and an empty one, naming the variable', () => {
+    const errorOf = (env: Record<string, string>) => {
+      try {
+        secretText(env, 'SOME_SECRET');
+      } catch (err) {
+        return err as Error;
+      }
+      throw new Error('expected a ConfigError');
+    };
+    expect(errorOf({ SOME_SECRET: 'a', SOME_SECRET_FILE: file })).toBeInstanceOf(ConfigError);
+    expect(errorOf({ SOME_SECRET: 'a', SOME_SECRET_FILE: file }).message).toContain('SOME_SECRET and SOME_SECRET_FILE are exclusive');
+    expect(errorOf({ SOME_SECRET_FILE: join(dir, 'absent') }).message).toMatch(/^SOME_SECRET_FILE ".*absent" cannot be read: ENOENT$/);
+    const empty = join(dir, 'empty');
+    writeFileSync(empty, '\n');
+    expect(errorOf({ SOME_SECRET_FILE: empty }).message).toContain('is empty');
   });
 });
