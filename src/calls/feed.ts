@@ -1,12 +1,12 @@
 /**
- * The console's call feed (SPEC §13): every finished call, as the dispatcher reports it, becomes a
- * short entry in the store's call log (shared by every replica with Redis), written in small
- * batches off the call's path; open feeds receive each entry live.
+ * The console's call feed: every finished call, as the dispatcher reports it, becomes a short
+ * entry in the store's call log (shared by every replica with Redis), appended in small batches
+ * off the call's path; open feeds receive each batch live.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Caller } from '../callers/keys.ts';
-import { StoreUnavailableError, type CallLog } from '../store/types.ts';
+import { StoreUnavailableError, type CallLog, type CallLogEntry } from '../store/types.ts';
 import type { FinishedCall } from '../tools/invoke.ts';
 
 export interface CallEntry {
@@ -37,35 +37,160 @@ export interface CallEntry {
 const MAX_PAYLOAD_CHARS = 4000;
 const FLUSH_AFTER_MS = 50;
 const FLUSH_AT_ENTRIES = 100;
+const MAX_TOOL_CHARS = 128;
+const MAX_CALL_ID_CHARS = 256;
 
-/** The value, or when its JSON is long, that JSON's beginning as a string that says it was cut. */
-function preview(value: unknown): unknown {
-  if (value === undefined) return null;
-  const text = JSON.stringify(value);
-  if (text === undefined || text.length <= MAX_PAYLOAD_CHARS) return value;
-  return `${text.slice(0, MAX_PAYLOAD_CHARS)}… (cut: ${text.length} characters)`;
+/**
+ * The value's JSON, or when that is long, its beginning as a JSON string that says it was cut
+ * (`null` for nothing; a value that is not JSON says so instead of failing the feed).
+ */
+function previewJson(value: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    return JSON.stringify(`(not JSON: ${(err as Error).message})`);
+  }
+  if (text === undefined) return 'null';
+  if (text.length <= MAX_PAYLOAD_CHARS) return text;
+  return JSON.stringify(`${text.slice(0, MAX_PAYLOAD_CHARS)}… (cut: ${text.length} characters)`);
 }
 
-export function entryOf({ at, known, params, result, scope }: FinishedCall): CallEntry {
-  const code = result.error?.code ?? null;
-  return {
-    id: randomUUID(),
-    at: new Date(at).toISOString(),
-    tool: result.name.slice(0, 128),
-    known,
-    call_id: result.id.slice(0, 256),
-    parent_call_id: scope.parentCallId ?? null,
-    request_id: scope.requestId,
-    session: scope.sessionId,
-    caller: scope.caller,
-    success: result.success,
-    outcome: code ?? 'success',
-    error_code: code,
-    duration_ms: result.duration_ms,
-    replayed: result.replayed,
-    arguments: preview(params),
-    result: preview({ message: result.message, value: result.value, error: result.error, idempotency_key: result.idempotency_key }),
-  };
+/** What a record made here keeps of its call until its entry is built. */
+interface Pending {
+  at: number;
+  known: boolean;
+  params: unknown;
+  id: string;
+  success: boolean;
+  code: string | null;
+  durationMs: number;
+  replayed: boolean;
+  /** The result as the entry shows it. */
+  shown: { message: string; value: unknown; error: unknown; idempotency_key: string | null };
+  parentCallId: string | null;
+  requestId: string;
+}
+
+/** Text that JSON writes as it is between quotes (ids, names, codes usually are). */
+const PLAIN = /^[\w .:/@+=-]*$/;
+const quoted = (text: string) => (PLAIN.test(text) ? `"${text}"` : JSON.stringify(text));
+const jsonOrNull = (text: string | null) => (text === null ? 'null' : quoted(text));
+
+/**
+ * Entry ids: a random UUID per process whose last 12 hex digits count up — unique across replicas
+ * like a UUID, without drawing random bytes per entry.
+ */
+const ID_PREFIX = randomUUID().slice(0, 24);
+let idCount = 0;
+const nextId = () => ID_PREFIX + (idCount++ % 0x1000000000000).toString(16).padStart(12, '0');
+
+/** The ISO date of an epoch ms, reusing the text of its second when the last one was in the same second. */
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+function isoDate(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    const iso = new Date(second * 1000).toISOString(); // 2026-01-02T03:04:05.000Z
+    isoSecond = second;
+    isoPrefix = iso.slice(0, 20);
+  }
+  const milli = Math.floor(ms - second * 1000);
+  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+}
+
+/**
+ * One finished call in the feed. Made on every call, so it only keeps what the call already has:
+ * its entry (id, date, previews, JSON text) is built the first time something reads it — a
+ * console, GET /calls, or the Redis log, which writes every entry — and then kept, so each
+ * entry's JSON is made once however many consoles watch.
+ */
+export class CallRecord implements CallLogEntry {
+  readonly tool: string;
+  readonly session: string | null;
+  readonly caller: string | null;
+  /** What the entry is built from (copied: a call's scope and result hold more); dropped once it is built. */
+  #call: Pending | null;
+  #head: string | null = null;
+  #json: string | null = null;
+  #entry: CallEntry | null = null;
+
+  constructor(call: FinishedCall | null, entry?: CallEntry, text?: string) {
+    if (call !== null) {
+      const name = call.result.name;
+      this.tool = name.length > MAX_TOOL_CHARS ? name.slice(0, MAX_TOOL_CHARS) : name;
+      this.session = call.scope.sessionId;
+      this.caller = call.scope.caller;
+      const { result, scope } = call;
+      this.#call = {
+        at: call.at,
+        known: call.known,
+        params: call.params,
+        id: result.id,
+        success: result.success,
+        code: result.error?.code ?? null,
+        durationMs: result.duration_ms,
+        replayed: result.replayed,
+        shown: { message: result.message, value: result.value, error: result.error, idempotency_key: result.idempotency_key },
+        parentCallId: scope.parentCallId ?? null,
+        requestId: scope.requestId,
+      };
+    } else {
+      this.tool = entry!.tool;
+      this.session = entry!.session;
+      this.caller = entry!.caller;
+      this.#call = null;
+      this.#entry = entry!;
+      this.#json = text!;
+    }
+  }
+
+  /** An entry read back as JSON text (from Redis); null when it is not an entry. */
+  static parse(text: string): CallRecord | null {
+    try {
+      const entry = JSON.parse(text) as CallEntry;
+      return entry !== null && typeof entry === 'object' && typeof entry.id === 'string' ? new CallRecord(null, entry, text) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Everything but arguments and result, as JSON without the closing brace. */
+  #headJson(call: Pending): string {
+    const { code } = call;
+    const callId = call.id.length > MAX_CALL_ID_CHARS ? call.id.slice(0, MAX_CALL_ID_CHARS) : call.id;
+    return (
+      `{"id":"${nextId()}","at":"${isoDate(call.at)}","tool":${quoted(this.tool)},"known":${call.known}` +
+      `,"call_id":${quoted(callId)},"parent_call_id":${jsonOrNull(call.parentCallId)},"request_id":${quoted(call.requestId)}` +
+      `,"session":${jsonOrNull(this.session)},"caller":${jsonOrNull(this.caller)},"success":${call.success === true}` +
+      `,"outcome":${code === null ? '"success"' : quoted(code)},"error_code":${jsonOrNull(code)},"duration_ms":${Number.isFinite(call.durationMs) ? call.durationMs : 'null'},"replayed":${call.replayed === true}`
+    );
+  }
+
+  /** The whole entry as JSON text (arguments and result included). */
+  json(): string {
+    if (this.#json === null) {
+      const call = this.#call!;
+      this.#head = this.#headJson(call);
+      this.#json = `${this.#head},"arguments":${previewJson(call.params ?? null)},"result":${previewJson(call.shown)}}`;
+      this.#call = null;
+    }
+    return this.#json;
+  }
+
+  /** The whole entry. */
+  entry(): CallEntry {
+    this.#entry ??= JSON.parse(this.json()) as CallEntry;
+    return this.#entry;
+  }
+
+  /** The entry's JSON as `caller` may see it (see entryFor), or null when it may not. */
+  jsonFor(caller: Caller | null): string | null {
+    if (caller === null || caller.admin) return this.json();
+    if (this.caller !== caller.id) return null;
+    this.json(); // builds the head of a record made here
+    return this.#head === null ? JSON.stringify(entryFor(caller, this.entry())) : `${this.#head}}`;
+  }
 }
 
 /**
@@ -79,13 +204,20 @@ export function entryFor(caller: Caller | null, entry: CallEntry): CallEntry | n
   return visible;
 }
 
+const recordOf = (entry: CallLogEntry): CallRecord | null => (entry instanceof CallRecord ? entry : CallRecord.parse(entry.json()));
+
+/**
+ * The dispatcher's calls, queued and appended to the call log in batches off the call's path. On
+ * the memory store that is all a call costs while nobody reads the feed; the Redis log serializes
+ * and writes every batch (in one command), since any replica may read it.
+ */
 export class CallFeed {
   readonly #log: CallLog;
   readonly #logger: Logger;
-  #pending: string[] = [];
+  #pending: CallRecord[] = [];
   #timer: NodeJS.Timeout | null = null;
   #failing = false;
-  readonly #listeners = new Set<(entry: CallEntry) => void>();
+  readonly #listeners = new Set<(records: readonly CallRecord[]) => void>();
   #unsubscribe: (() => void) | null = null;
 
   constructor(log: CallLog, logger: Logger) {
@@ -93,16 +225,16 @@ export class CallFeed {
     this.#logger = logger;
   }
 
-  /** The dispatcher's observer: queues the entry; never throws, never waits. */
+  /** The dispatcher's observer: queues the call; never throws, never waits. */
   readonly observe = (call: FinishedCall): void => {
-    try {
-      this.#pending.push(JSON.stringify(entryOf(call)));
-    } catch (err) {
-      this.#logger.warn({ err, callId: call.result.id }, 'a call could not be added to the call feed');
-      return;
-    }
+    this.#pending.push(new CallRecord(call));
     if (this.#pending.length >= FLUSH_AT_ENTRIES) void this.flush();
-    else this.#timer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
+    else this.#timer ??= setTimeout(this.#flushLater, FLUSH_AFTER_MS);
+  };
+
+  readonly #flushLater = (): void => {
+    this.#timer = null;
+    void this.flush();
   };
 
   async flush(): Promise<void> {
@@ -123,34 +255,32 @@ export class CallFeed {
   }
 
   /** The newest entries, newest first. */
-  async recent(limit: number): Promise<CallEntry[]> {
-    return (await this.#log.recent(limit)).flatMap((text) => parsed(text) ?? []);
+  async recent(limit: number): Promise<CallRecord[]> {
+    return (await this.#log.recent(limit)).flatMap((entry) => recordOf(entry) ?? []);
   }
 
-  /** Each entry recorded from now on, by any replica; returns the unsubscribe. */
-  subscribe(listener: (entry: CallEntry) => void): () => void {
-    this.#listeners.add(listener);
-    // One store subscription, shared by every open feed of this process.
-    this.#unsubscribe ??= this.#log.subscribe((text) => {
-      const entry = parsed(text);
-      if (entry !== null) for (const each of this.#listeners) each(entry);
+  /** Each batch of entries recorded from now on, by any replica; returns the unsubscribe. */
+  subscribe(listener: (records: readonly CallRecord[]) => void): () => void {
+    const own = (records: readonly CallRecord[]) => listener(records);
+    this.#listeners.add(own);
+    // One log subscription, shared by every open feed of this process, and dropped with the last.
+    this.#unsubscribe ??= this.#log.subscribe((entries) => {
+      const records = entries.flatMap((entry) => recordOf(entry) ?? []);
+      if (records.length > 0) for (const each of this.#listeners) each(records);
     });
     return () => {
-      this.#listeners.delete(listener);
+      this.#listeners.delete(own);
+      if (this.#listeners.size === 0 && this.#unsubscribe !== null) {
+        this.#unsubscribe();
+        this.#unsubscribe = null;
+      }
     };
   }
 
   async close(): Promise<void> {
     await this.flush();
     this.#unsubscribe?.();
+    this.#unsubscribe = null;
     this.#listeners.clear();
-  }
-}
-
-function parsed(text: string): CallEntry | null {
-  try {
-    return JSON.parse(text) as CallEntry;
-  } catch {
-    return null;
   }
 }

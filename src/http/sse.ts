@@ -26,6 +26,11 @@ export class EventStreamReply {
 
   /** Writes one event (opening the stream first); `data` is sent as one line of JSON. */
   event(name: string, data: unknown): void {
+    this.events(name, [JSON.stringify(data)]);
+  }
+
+  /** Writes one event per JSON text (each one line), in one write. */
+  events(name: string, jsonTexts: readonly string[]): void {
     const raw = this.#reply.raw;
     if (!this.#open) {
       this.#open = true;
@@ -37,7 +42,10 @@ export class EventStreamReply {
       });
     }
     // A client that went away has cancelled the call; what is left to say goes nowhere.
-    if (!raw.writableEnded && !raw.destroyed) raw.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+    if (raw.writableEnded || raw.destroyed || jsonTexts.length === 0) return;
+    let text = '';
+    for (const json of jsonTexts) text += `event: ${name}\ndata: ${json}\n\n`;
+    raw.write(text);
   }
 
   /** Ends an open stream; the route must not answer by other means after `open` became true. */

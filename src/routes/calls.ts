@@ -3,7 +3,7 @@
  * sends them and then every new one as Server-Sent Events. Each caller sees what entryFor allows.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { entryFor, type CallEntry, type CallFeed } from '../calls/feed.ts';
+import { entryFor, type CallFeed, type CallRecord } from '../calls/feed.ts';
 import { problemResponses } from '../schemas.ts';
 import { EventStreamReply } from '../http/sse.ts';
 import { SESSION_ID } from '../http/scope.ts';
@@ -49,11 +49,21 @@ const callsQuery = {
   },
 };
 
-/** The entry as this request may see it, or null when it may not or the filters exclude it. */
-function shown(request: FastifyRequest<{ Querystring: CallsQuery }>, entry: CallEntry): CallEntry | null {
+/** Whether the filters of the request keep the call. */
+function kept(request: FastifyRequest<{ Querystring: CallsQuery }>, record: CallRecord): boolean {
   const { session, tool } = request.query;
-  if ((session !== undefined && entry.session !== session) || (tool !== undefined && entry.tool !== tool)) return null;
-  return entryFor(request.caller, entry);
+  return (session === undefined || record.session === session) && (tool === undefined || record.tool === tool);
+}
+
+/** The entries' JSON as this request may see them, leaving out what it may not see or filters out. */
+function shownJson(request: FastifyRequest<{ Querystring: CallsQuery }>, records: readonly CallRecord[]): string[] {
+  const texts: string[] = [];
+  for (const record of records) {
+    if (!kept(request, record)) continue;
+    const json = record.jsonFor(request.caller);
+    if (json !== null) texts.push(json);
+  }
+  return texts;
 }
 
 export async function callRoutes(app: FastifyInstance, { feed }: { feed: CallFeed }): Promise<void> {
@@ -78,7 +88,7 @@ export async function callRoutes(app: FastifyInstance, { feed }: { feed: CallFee
       },
     },
     async (request) => {
-      const calls = (await feed.recent(request.query.limit)).flatMap((entry) => shown(request, entry) ?? []);
+      const calls = (await feed.recent(request.query.limit)).flatMap((record) => (kept(request, record) && entryFor(request.caller, record.entry())) || []);
       return { calls };
     },
   );
@@ -101,15 +111,13 @@ export async function callRoutes(app: FastifyInstance, { feed }: { feed: CallFee
       },
     },
     async (request, reply) => {
-      // Subscribed before the recent calls are read, so none falls between the two.
-      const early: CallEntry[] = [];
+      // Subscribed before the recent calls are read, so none falls between the two. Each batch is
+      // one write; each entry's JSON is made once for every stream that shows it.
+      const early: CallRecord[] = [];
       let stream: EventStreamReply | null = null;
-      const send = (entry: CallEntry) => {
-        const visible = shown(request, entry);
-        if (visible !== null) stream?.event('call', visible);
-      };
-      const unsubscribe = feed.subscribe((entry) => (stream === null ? early.push(entry) : send(entry)));
-      let recent: CallEntry[];
+      const send = (records: readonly CallRecord[]) => stream?.events('call', shownJson(request, records));
+      const unsubscribe = feed.subscribe((records) => (stream === null ? early.push(...records) : send(records)));
+      let recent: CallRecord[];
       try {
         recent = await feed.recent(request.query.limit);
       } catch (err) {
@@ -117,9 +125,9 @@ export async function callRoutes(app: FastifyInstance, { feed }: { feed: CallFee
         throw err; // nothing sent yet: a problem answer (503 when the store is down)
       }
       stream = new EventStreamReply(request, reply);
-      for (const entry of recent.reverse()) send(entry);
+      send(recent.reverse());
       stream.event('ready', { recent: recent.length });
-      for (const entry of early) send(entry);
+      send(early);
 
       const keepAlive = setInterval(() => stream?.event('ping', {}), KEEP_ALIVE_MS);
       const end = () => {

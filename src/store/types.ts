@@ -59,18 +59,36 @@ export interface ToolPin {
 
 export const RECENT_CALLS = 500;
 
+/** One entry of the call log: its JSON text, made when first asked for (and then kept). */
+export interface CallLogEntry {
+  json(): string;
+}
+
 /**
  * The recent calls of every replica (the console's feed): a bounded list, newest first, and a live
- * channel. Entries are JSON text, opaque to the store.
+ * channel. The memory log keeps the entries it is given as they are, so an entry nobody reads is
+ * never serialized; the Redis log writes each entry's JSON text (once) and hands back entries read
+ * from Redis as that text.
  */
 export interface CallLog {
   /** Appends entries (oldest first), keeps the newest `max`, and tells every subscriber. */
-  append(entries: readonly string[]): Promise<void>;
+  append(entries: readonly CallLogEntry[]): Promise<void>;
   /** The newest `limit` entries, newest first. */
-  recent(limit: number): Promise<string[]>;
-  /** Calls `listener` with each entry appended from now on, by any replica; returns the unsubscribe. */
-  subscribe(listener: (entry: string) => void): () => void;
+  recent(limit: number): Promise<CallLogEntry[]>;
+  /** Calls `listener` with each batch of entries appended from now on, by any replica; returns the unsubscribe. */
+  subscribe(listener: (entries: readonly CallLogEntry[]) => void): () => void;
   close(): Promise<void>;
+}
+
+/** An entry read back as JSON text. */
+export class CallLogText implements CallLogEntry {
+  readonly #text: string;
+  constructor(text: string) {
+    this.#text = text;
+  }
+  json(): string {
+    return this.#text;
+  }
 }
 
 export interface Store {

@@ -3,8 +3,10 @@ import http from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ok } from '../../src/tools/define.ts';
 import { MemoryCallLog } from '../../src/store/memory/calls.ts';
 import { RedisStore } from '../../src/store/redis/store.ts';
+import { CallLogText, type CallLogEntry } from '../../src/store/types.ts';
 import { placeOrder } from '../fixtures/order-tool.ts';
 import { get, makeApp, post, STORES } from '../helpers/app.ts';
 import { bearer, testKeys, type TestKeys } from '../helpers/keys.ts';
@@ -173,21 +175,126 @@ describe('the call feed and the ledger', () => {
   });
 });
 
+const entry = (n: number) => new CallLogText(JSON.stringify(n));
+const texts = (entries: readonly CallLogEntry[]) => entries.map((e) => e.json());
+
 describe('the call log keeps the newest entries only', () => {
   it('in memory', async () => {
     const log = new MemoryCallLog(10);
-    for (let i = 0; i < 35; i++) await log.append([JSON.stringify(i)]);
-    expect(await log.recent(100)).toEqual(Array.from({ length: 10 }, (_, i) => JSON.stringify(34 - i)));
+    expect(await log.recent(5)).toEqual([]);
+    for (let i = 0; i < 3; i++) await log.append([entry(i)]);
+    expect(texts(await log.recent(2))).toEqual(['2', '1']);
+    for (let i = 3; i < 35; i++) await log.append([entry(i)]);
+    expect(texts(await log.recent(100))).toEqual(Array.from({ length: 10 }, (_, i) => JSON.stringify(34 - i)));
+    // A batch longer than the log keeps its newest entries.
+    await log.append(Array.from({ length: 13 }, (_, i) => entry(100 + i)));
+    expect(texts(await log.recent(100))).toEqual(Array.from({ length: 10 }, (_, i) => JSON.stringify(112 - i)));
   });
 
-  it('in Redis', async () => {
+  it('in memory, keeping the entries as given and handing each batch to subscribers', async () => {
+    const log = new MemoryCallLog(10);
+    const seen: (readonly CallLogEntry[])[] = [];
+    const unsubscribe = log.subscribe((batch) => seen.push(batch));
+    const batch = [entry(1), entry(2)];
+    await log.append(batch);
+    unsubscribe();
+    await log.append([entry(3)]);
+    expect(seen).toEqual([batch]);
+    expect((await log.recent(3))[1]).toBe(batch[1]);
+  });
+
+  it('in Redis, in one command per batch, published to every subscriber', async () => {
     const store = new RedisStore({ url: inject('redisUrl') }, { keyPrefix: `test:log-${Date.now()}:`, sessionTtlS: 60, sessionMaxEvents: 10, recentCalls: 10 }, pino({ level: 'silent' }));
     try {
       await store.waitUntilReady();
-      for (let i = 0; i < 7; i++) await store.calls.append([JSON.stringify(2 * i), JSON.stringify(2 * i + 1)]);
-      expect(await store.calls.recent(100)).toEqual(Array.from({ length: 10 }, (_, i) => JSON.stringify(13 - i)));
+      const published: string[][] = [];
+      const unsubscribe = store.calls.subscribe((batch) => published.push(texts(batch)));
+      for (let i = 0; i < 7; i++) await store.calls.append([entry(2 * i), entry(2 * i + 1)]);
+      expect(texts(await store.calls.recent(100))).toEqual(Array.from({ length: 10 }, (_, i) => JSON.stringify(13 - i)));
+      await store.calls.append(Array.from({ length: 250 }, (_, i) => entry(1000 + i)));
+      expect(texts(await store.calls.recent(3))).toEqual(['1249', '1248', '1247']);
+      await expect.poll(() => published.at(-1)?.length).toBe(250);
+      // The subscription may have started after the first batches; what came, came whole and in order.
+      expect(published.flat()).toEqual(published.flat().toSorted((a, b) => Number(a) - Number(b)));
+      unsubscribe();
     } finally {
       await store.close();
+    }
+  });
+});
+
+/** A result value that counts how often it is serialized. */
+class Counted {
+  static count = 0;
+  toJSON() {
+    Counted.count++;
+    return { counted: true };
+  }
+}
+
+describe.each(STORES)('the call feed builds each entry once (%s store)', (store) => {
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    app = await makeApp(store, {
+      register: (registry) =>
+        registry.registerTool({ name: 'counted', description: 'Answers a value that counts its serializations.', parameters: { type: 'object', properties: {} }, handler: () => ok(new Counted(), 'counted') }),
+    });
+  });
+  afterAll(() => app.close());
+
+  it('serializes an entry once, when it is first read (on Redis, when it is written), and never when nobody reads the feed', async () => {
+    // What the call itself serializes (its content and its answer), measured on a first call.
+    let before = Counted.count;
+    await post(app, { name: 'counted', arguments: {} });
+    const ofTheCall = Counted.count - before;
+    await app.toolport.feed.flush();
+    const written = Counted.count - before - ofTheCall;
+    expect(written).toBe(store === 'redis' ? 1 : 0); // the memory store keeps the entry unserialized
+
+    before = Counted.count;
+    const first = await get(app, '/calls?limit=1');
+    expect(first.body.calls[0]).toMatchObject({ tool: 'counted', result: { value: { counted: true } } });
+    const again = await get(app, '/calls?limit=1');
+    expect(again.body.calls[0].id).toBe(first.body.calls[0].id);
+    expect(Counted.count - before).toBe(store === 'redis' ? 0 : 1);
+  });
+
+  it('serializes an entry once for every console that watches', async () => {
+    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    let before = Counted.count;
+    await post(app, { name: 'counted', arguments: {} });
+    const ofTheCall = Counted.count - before;
+    await app.toolport.feed.flush();
+
+    let started = 0;
+    const watch = (text: string) => readEvents(`${base}/calls/stream?limit=1`, {}, (seen) => seen.some((e) => e.name === 'call' && e.data.arguments?.text === text), async () => {
+      if (++started === 2) {
+        before = Counted.count;
+        await post(app, { name: 'counted', arguments: {} });
+        await post(app, { name: 'echo', arguments: { text } });
+      }
+    });
+    const [one, two] = await Promise.all([watch('seen'), watch('seen')]);
+    const live = (events: StreamEvent[]) => events.slice(events.findIndex((e) => e.name === 'ready') + 1).filter((e) => e.name === 'call').map((e) => e.data);
+    for (const events of [one, two]) expect(live(events).map((call) => call.tool)).toEqual(['counted', 'echo']);
+    expect(live(one)[0].id).toBe(live(two)[0].id);
+    expect(Counted.count - before).toBe(ofTheCall + 1);
+  });
+});
+
+describe('call entries', () => {
+  it('cut long arguments and results to a preview that says how long they were', async () => {
+    const app = await makeApp('memory');
+    try {
+      const text = 'x'.repeat(5000);
+      await post(app, { name: 'echo', arguments: { text } });
+      await app.toolport.feed.flush();
+      const [call] = (await get(app, '/calls?limit=1')).body.calls;
+      expect(call.arguments).toBe(`${JSON.stringify({ text }).slice(0, 4000)}… (cut: ${JSON.stringify({ text }).length} characters)`);
+      expect(call.result).toMatch(/^\{"message":.*… \(cut: \d+ characters\)$/s);
+      expect(call).toMatchObject({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), tool: 'echo', outcome: 'success' });
+    } finally {
+      await app.close();
     }
   });
 });

@@ -7,11 +7,11 @@
 import { readFileSync } from 'node:fs';
 import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { StoreUnavailableError, type CallLog } from '../types.ts';
+import { CallLogText, StoreUnavailableError, type CallLog, type CallLogEntry } from '../types.ts';
 import { connectionReady } from './ready.ts';
 
 type Client = (Redis | Cluster) & {
-  recordCalls(list: string, max: number, channel: string, batch: string, ...entries: string[]): Promise<number>;
+  recordCalls(list: string, max: number, channel: string, batch: string): Promise<number>;
 };
 
 export class RedisCallLog implements CallLog {
@@ -20,7 +20,7 @@ export class RedisCallLog implements CallLog {
   readonly #max: number;
   readonly #list: string;
   readonly #channel: string;
-  readonly #listeners = new Set<(entry: string) => void>();
+  readonly #listeners = new Set<(entries: readonly CallLogEntry[]) => void>();
   #subscriber: Redis | Cluster | null = null;
 
   /** `store`: the store's connection, whose options (fail fast, reconnect forever) this log's copy. */
@@ -35,10 +35,12 @@ export class RedisCallLog implements CallLog {
     this.#channel = `${keyPrefix}calls`;
   }
 
-  async append(entries: readonly string[]): Promise<void> {
+  /** One command per batch, which carries each entry's text once (the script splits it). */
+  async append(entries: readonly CallLogEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    const batch = entries.join('\n'); // JSON text holds no raw newline
-    await this.#run(() => this.#client.recordCalls(this.#list, this.#max, this.#channel, batch, ...entries));
+    let batch = entries[0]!.json();
+    for (let i = 1; i < entries.length; i++) batch += `\n${entries[i]!.json()}`; // JSON text holds no raw newline
+    await this.#run(() => this.#client.recordCalls(this.#list, this.#max, this.#channel, batch));
   }
 
   waitUntilReady(timeoutMs: number): Promise<boolean> {
@@ -54,12 +56,13 @@ export class RedisCallLog implements CallLog {
     }
   }
 
-  async recent(limit: number): Promise<string[]> {
-    return this.#run(() => this.#client.lrange(this.#list, 0, Math.min(limit, this.#max) - 1));
+  async recent(limit: number): Promise<CallLogEntry[]> {
+    const texts = await this.#run(() => this.#client.lrange(this.#list, 0, Math.min(limit, this.#max) - 1));
+    return texts.map((text) => new CallLogText(text));
   }
 
-  subscribe(listener: (entry: string) => void): () => void {
-    const own = (entry: string) => listener(entry);
+  subscribe(listener: (entries: readonly CallLogEntry[]) => void): () => void {
+    const own = (entries: readonly CallLogEntry[]) => listener(entries);
     this.#listeners.add(own);
     if (this.#subscriber === null) this.#subscriber = this.#subscribe();
     return () => this.#listeners.delete(own);
@@ -76,7 +79,9 @@ export class RedisCallLog implements CallLog {
       : (this.#client as Redis).duplicate(patient);
     subscriber.on('error', () => {}); // the main connection reports the outage
     subscriber.on('message', (_channel: string, batch: string) => {
-      for (const entry of batch.split('\n')) for (const listener of this.#listeners) listener(entry);
+      if (this.#listeners.size === 0) return; // every feed of this process closed since
+      const entries = batch.split('\n').map((text) => new CallLogText(text));
+      for (const listener of this.#listeners) listener(entries);
     });
     subscriber.subscribe(this.#channel).catch((err: unknown) => this.#log.warn({ err }, 'the call feed could not subscribe to redis'));
     return subscriber;
