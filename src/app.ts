@@ -35,7 +35,7 @@ import { StagedSessionRunner } from './sessions/runner.ts';
 import { formatByName } from './formats/index.ts';
 import { answerCalls } from './http/answer-calls.ts';
 import { taskRoutes } from './routes/tasks.ts';
-import { TaskRunner } from './tasks/runner.ts';
+import { TASK_SIGNALS_WAIT_MS, TaskRunner } from './tasks/runner.ts';
 import { CallFeed } from './calls/feed.ts';
 import { callRoutes } from './routes/calls.ts';
 import { callerRoutes } from './routes/caller.ts';
@@ -199,9 +199,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     ttlS: config.taskTtlS,
     timeoutMs: config.taskTimeoutMs,
     leaseMs: config.taskLeaseMs,
+    maxAttempts: config.taskMaxAttempts,
+    concurrency: config.taskConcurrency,
     log: logger,
     metrics,
   });
+  // Hear the other replicas' task signals before answering (bounded: a store that is down answers 503 meanwhile).
+  await Promise.race([tasks.listening, new Promise((resolve) => setTimeout(resolve, TASK_SIGNALS_WAIT_MS).unref())]);
   app.decorate('toolport', { registry, store, dispatcher, config, feed });
   provenance.recordAtStart();
 

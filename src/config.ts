@@ -36,6 +36,10 @@ export interface Config {
   readonly taskTimeoutMs: number;
   /** A task runner's lease: how soon another replica takes over the task of a replica that died. */
   readonly taskLeaseMs: number;
+  /** How many times a task is started at most, counting runs cut short by a replica that died. */
+  readonly taskMaxAttempts: number;
+  /** How many tasks one replica runs at once; the rest wait, queued, for a free slot on any replica. */
+  readonly taskConcurrency: number;
   /** /readyz answers 503 while an MCP server behind toolport is down (default: it only names it). */
   readonly readyRequiresUpstreams: boolean;
 }
@@ -174,6 +178,8 @@ export function loadConfig(env: Env = process.env): Config {
     taskTtlS: integer(env, 'TASK_TTL_S', 86_400, 1, 365 * 86_400),
     taskTimeoutMs: integer(env, 'TASK_TIMEOUT_MS', 3_600_000, 1, 7 * 86_400_000),
     taskLeaseMs: integer(env, 'TASK_LEASE_MS', 10_000, 100, 3_600_000),
+    taskMaxAttempts: integer(env, 'TASK_MAX_ATTEMPTS', 3, 1, 100),
+    taskConcurrency: integer(env, 'TASK_CONCURRENCY', 32, 1, 10_000),
     readyRequiresUpstreams: flag(env, 'READY_REQUIRES_UPSTREAMS', false),
   });
 }

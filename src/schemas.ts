@@ -93,10 +93,12 @@ export const taskSchema = {
     ttl_s: { type: 'integer', description: 'how long the task is kept after it ends' },
     poll_interval_ms: { type: 'integer' },
     progress: { type: ['object', 'null'], properties: { done: { type: 'number' }, total: { type: 'number' } }, required: ['done'] },
+    attempts: { type: 'integer', description: 'how many times a replica started running it (at most TASK_MAX_ATTEMPTS)' },
+    queued: { type: 'boolean', description: 'working, but waiting for a free slot (TASK_CONCURRENCY) on some replica' },
     result: { ...anyJson, description: 'once ended with a result: exactly what the synchronous request would have answered' },
     error: { ...taskError, description: 'a task that ended failed or cancelled without a result: why (worker_lost, cancelled, deadline_exceeded…)' },
   },
-  required: ['task_id', 'status', 'tool', 'call_id', 'created_at', 'updated_at', 'ttl_s', 'poll_interval_ms'],
+  required: ['task_id', 'status', 'tool', 'call_id', 'created_at', 'updated_at', 'ttl_s', 'poll_interval_ms', 'attempts', 'queued'],
 };
 
 /**

@@ -2,7 +2,8 @@
  * The task store (SPEC §11): durable task records with a runner's lease, kept by every backend
  * (store/memory/tasks.ts, store/redis/tasks.ts) with the same behaviour. It knows nothing of tools:
  * what a task is about (`head`), what re-runs it (`job`) and how it ended (`outcome`) are JSON text
- * made by the task runner; the store only keeps them, guards the lease and signals the replicas.
+ * made by the task runner; the store only keeps them, guards the lease, keeps the queue of tasks
+ * waiting for a free slot, and signals the replicas through a carrier that outlives a dropped connection.
  */
 
 export type TaskStatus = 'working' | 'completed' | 'failed' | 'cancelled';
@@ -21,6 +22,10 @@ export interface TaskRecord {
   readonly progress: string | null;
   /** JSON of how it ended ({result} or {error}), or null while working. */
   readonly outcome: string | null;
+  /** How many times a replica started running it (0 while it first waits for a slot). */
+  readonly attempts: number;
+  /** Working, but waiting for a free slot on some replica. */
+  readonly queued: boolean;
 }
 
 export interface NewTask {
@@ -31,23 +36,36 @@ export interface NewTask {
   readonly job: string;
   /** Whether a task whose runner died is run again (true) or ends worker_lost (false). */
   readonly rerunnable: boolean;
-  /** The replica that runs it first. */
-  readonly runner: string;
+  /** The replica that runs it first; null: it waits in the queue for any replica's free slot. */
+  readonly runner: string | null;
   readonly leaseMs: number;
   /** How long the record may live at most while working (its deadline plus its TTL). */
   readonly keepMs: number;
 }
 
-/** What a replica finds when it looks at a task whose lease lapsed. */
-export type TakeOver = { kind: 'run'; job: string } | { kind: 'alive' } | { kind: 'ended' };
+/**
+ * What a replica made of a task whose lease lapsed: put back in the queue (to be claimed by any
+ * replica), left alone (renewed meanwhile, or already queued), or ended.
+ */
+export type TakeOver = 'queued' | 'alive' | 'ended';
 
 /** Outcomes the store writes by itself, for a runner that died: prepared JSON, never edited. */
 export interface LapseOutcomes {
+  /** Not rerunnable. */
   readonly lost: string;
+  /** Rerunnable, but it has been attempted as often as allowed. */
+  readonly exhausted: string;
   readonly cancelled: string;
 }
 
-export type TaskSignal = 'ended' | 'cancel';
+/** A queued task a replica claimed: it is now that replica's, under its lease. */
+export interface ClaimedTask {
+  readonly id: string;
+  readonly job: string;
+}
+
+/** ended: the task ended; cancel: a cancel was asked for; queued: a task waits for a free slot. */
+export type TaskSignal = 'ended' | 'cancel' | 'queued';
 
 /** Whose tasks to list: one owner's, or every task (admin keys). */
 export type TaskListScope = { owner: string | null } | 'all';
@@ -70,18 +88,29 @@ export interface TaskStore {
   progress(id: string, runner: string, progress: string): Promise<void>;
   /** Ends the task, keeping it `ttlMs` more and signalling 'ended'; false when it was not this runner's. */
   finish(id: string, runner: string, status: EndStatus, outcome: string, ttlMs: number): Promise<boolean>;
-  /** Marks a working task to be cancelled and signals 'cancel' to every replica; false when it has ended. */
-  requestCancel(id: string): Promise<boolean>;
+  /**
+   * Marks a working task to be cancelled and signals 'cancel' to every replica; a task still queued
+   * ends `cancelled` at once with `outcome`, kept `ttlMs`. False when it has ended.
+   */
+  requestCancel(id: string, outcome: string, ttlMs: number): Promise<boolean>;
+  /** The oldest queued task, now `runner`'s under a lease, its attempts counted; null when none waits. */
+  claim(runner: string, leaseMs: number): Promise<ClaimedTask | null>;
   /** Ids of working tasks whose lease has lapsed, at most `limit`. */
   lapsed(limit: number): Promise<string[]>;
   /**
-   * Looks at a lapsed task in one atomic step: a cancelled one ends `cancelled`, a rerunnable one
-   * becomes `runner`'s with a new lease (answers its job), any other ends with `outcomes.lost`.
+   * Looks at a lapsed task in one atomic step: a cancelled one ends `cancelled`; a rerunnable one
+   * attempted fewer than `maxAttempts` times goes back to the queue (its place: its age) and
+   * 'queued' is signalled; a rerunnable one attempted that often ends with `outcomes.exhausted`;
+   * any other ends with `outcomes.lost`.
    */
-  takeOver(id: string, runner: string, leaseMs: number, ttlMs: number, outcomes: LapseOutcomes): Promise<TakeOver>;
+  takeOver(id: string, maxAttempts: number, ttlMs: number, outcomes: LapseOutcomes): Promise<TakeOver>;
   /** Tasks newest first (ids sort by creation time), after the id `after` when given. */
   list(scope: TaskListScope, after: string | null, limit: number): Promise<TaskPage>;
-  /** Tells `listener` of every task that ends and every cancel asked for, on any replica. */
-  onSignal(listener: (signal: TaskSignal, id: string) => void): void;
+  /**
+   * Tells `listener` of every task that ends, every cancel asked for and every task queued, on any
+   * replica; a listener whose connection dropped for a while is told what it missed once it is back.
+   * Resolves once signals reach it.
+   */
+  onSignal(listener: (signal: TaskSignal, id: string) => void): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,15 +1,18 @@
 /**
  * Tasks (SPEC §11): a call accepted now and answered later. A task runs the very pipeline a
- * synchronous call runs (`execute`, handed in by app.ts); only where the answer goes differs. The
- * replica that accepts a task runs it under a lease it renews; every replica sweeps for lapsed
- * leases and re-runs the task (idempotent tools: the ledger keeps one effect) or ends it worker_lost.
+ * synchronous call runs (`execute`, handed in by app.ts); only where the answer goes differs. A
+ * replica runs at most `concurrency` tasks at once, each under a lease it renews; a task accepted
+ * when every slot here is taken waits in the store's queue, and whichever replica frees a slot first
+ * claims the oldest. Every replica sweeps for lapsed leases: the task goes back to the queue
+ * (idempotent tools: the ledger keeps one effect) until it has been attempted `maxAttempts` times,
+ * or ends worker_lost.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Caller } from '../callers/keys.ts';
 import { problemOf } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
-import type { EndStatus, TaskListScope, TaskPage, TaskRecord, TaskStore } from '../store/tasks.ts';
+import type { EndStatus, LapseOutcomes, TaskListScope, TaskPage, TaskRecord, TaskStore } from '../store/tasks.ts';
 import { Cancellation } from '../tools/context.ts';
 import type { InvocationScope } from '../tools/invoke.ts';
 import { ProgressThrottle } from '../tools/progress.ts';
@@ -28,11 +31,17 @@ export interface TaskRunnerOptions {
   /** The deadline of a task whose caller and tool set none. */
   timeoutMs: number;
   leaseMs: number;
+  /** How many times a task is started at most, counting runs cut short by a replica that died. */
+  maxAttempts: number;
+  /** How many tasks this replica runs at once; the rest wait, queued, for a slot on any replica. */
+  concurrency: number;
   log: Logger;
   metrics?: Metrics;
 }
 
 export const POLL_INTERVAL_MS = 1000;
+/** How long a starting app waits at most to hear the store's task signals. */
+export const TASK_SIGNALS_WAIT_MS = 2000;
 /** A long-poll re-reads the task this often even without a signal (a missed message costs this much). */
 const WAIT_RECHECK_MS = 1000;
 /** Progress is written to the store at most this often per task. */
@@ -40,10 +49,17 @@ const PROGRESS_WRITE_MS = 250;
 const SWEEP_BATCH = 20;
 const FINISH_ATTEMPTS = 5;
 
-const LAPSE_OUTCOMES = {
-  lost: JSON.stringify({ error: { code: 'worker_lost', detail: 'the replica running this task stopped before it finished; the tool has no idempotency strategy, so it was not run again' } }),
-  cancelled: JSON.stringify({ error: { code: 'cancelled', detail: 'the task was cancelled' } }),
-};
+const CANCELLED = JSON.stringify({ error: { code: 'cancelled', detail: 'the task was cancelled' } });
+
+function lapseOutcomes(maxAttempts: number): LapseOutcomes {
+  return {
+    lost: JSON.stringify({ error: { code: 'worker_lost', detail: 'the replica running this task stopped before it finished; the tool has no idempotency strategy, so it was not run again' } }),
+    exhausted: JSON.stringify({
+      error: { code: 'worker_lost', detail: `the task was attempted ${maxAttempts} times and each time the replica running it stopped before it finished; it is not run again` },
+    }),
+    cancelled: CANCELLED,
+  };
+}
 
 /** How a finished run ends the task: cancelled, failed at its deadline, or completed with its result. */
 function outcomeOf(body: object, cancelRequested: boolean): [EndStatus, TaskOutcome] {
@@ -69,12 +85,22 @@ export class TaskRunner {
   readonly #running = new Map<string, { cancellation: Cancellation; released: boolean }>();
   readonly #waiters = new Map<string, Set<() => void>>();
   readonly #sweeper: NodeJS.Timeout;
+  readonly #outcomes: LapseOutcomes;
+  /** Resolves once this replica hears the store's signals. */
+  readonly listening: Promise<void>;
   #sweeping = false;
+  /** Slots promised to a task being created or claimed here, not yet in #running. */
+  #reserved = 0;
+  #filling = false;
+  #fillAgain = false;
+  #closed = false;
 
   constructor(options: TaskRunnerOptions) {
     this.#o = options;
-    options.store.onSignal((signal, id) => {
+    this.#outcomes = lapseOutcomes(options.maxAttempts);
+    this.listening = options.store.onSignal((signal, id) => {
       if (signal === 'cancel') this.#running.get(id)?.cancellation.cancel(new Error('the task was cancelled'));
+      else if (signal === 'queued') void this.#fill();
       else for (const wake of this.#waiters.get(id) ?? []) wake();
     });
     this.#sweeper = setInterval(() => void this.#sweep(), Math.max(50, options.leaseMs / 2)).unref();
@@ -103,18 +129,25 @@ export class TaskRunner {
     };
     const trace = captureTraceLink(); // null when not tracing
     if (trace !== null) job.trace = trace;
-    await this.#o.store.create({
-      id,
-      owner: job.caller,
-      head: JSON.stringify(head),
-      job: JSON.stringify(job),
-      rerunnable: this.#rerunnable(job),
-      runner: this.replica,
-      leaseMs: this.#o.leaseMs,
-      keepMs: this.#budgetMs(job) + this.ttlMs + this.#o.leaseMs * 4,
-    });
-    void this.#run(id, job);
-    return { ...head, status: 'working', updated_at: head.created_at, progress: null };
+    // A free slot here runs it now; otherwise it waits in the queue for the first free slot anywhere.
+    const here = this.#free() > 0;
+    if (here) this.#reserved++;
+    try {
+      await this.#o.store.create({
+        id,
+        owner: job.caller,
+        head: JSON.stringify(head),
+        job: JSON.stringify(job),
+        rerunnable: this.#rerunnable(job),
+        runner: here ? this.replica : null,
+        leaseMs: this.#o.leaseMs,
+        keepMs: this.#budgetMs(job) + this.ttlMs + this.#o.leaseMs * 4,
+      });
+    } finally {
+      if (here) this.#reserved--;
+    }
+    if (here) void this.#run(id, job);
+    return { ...head, status: 'working', updated_at: head.created_at, progress: null, attempts: here ? 1 : 0, queued: !here };
   }
 
   get(id: string): Promise<TaskRecord | null> {
@@ -142,9 +175,9 @@ export class TaskRunner {
     }
   }
 
-  /** Asks every replica to cancel the task (the one running it aborts the handler); false when it had ended. */
+  /** Asks every replica to cancel the task (the one running it aborts the handler; a queued one ends now); false when it had ended. */
   async cancel(id: string): Promise<boolean> {
-    const marked = await this.#o.store.requestCancel(id);
+    const marked = await this.#o.store.requestCancel(id, CANCELLED, this.ttlMs);
     if (marked) this.#running.get(id)?.cancellation.cancel(new Error('the task was cancelled'));
     return marked;
   }
@@ -155,6 +188,7 @@ export class TaskRunner {
 
   /** Stops sweeping and hands this replica's running tasks over: their leases end now, so another replica decides at once. */
   async close(): Promise<void> {
+    this.#closed = true;
     clearInterval(this.#sweeper);
     const releases = [...this.#running].map(([id, run]) => {
       run.released = true;
@@ -181,6 +215,40 @@ export class TaskRunner {
       set.add(stop);
     });
     return { promise, stop };
+  }
+
+  /** Slots free here for one more task. */
+  #free(): number {
+    return this.#o.concurrency - this.#running.size - this.#reserved;
+  }
+
+  /** Claims queued tasks, oldest first, while this replica has free slots; one pass at a time. */
+  async #fill(): Promise<void> {
+    if (this.#filling) {
+      this.#fillAgain = true;
+      return;
+    }
+    this.#filling = true;
+    try {
+      do {
+        this.#fillAgain = false;
+        while (!this.#closed && this.#free() > 0) {
+          this.#reserved++;
+          let claimed;
+          try {
+            claimed = await this.#o.store.claim(this.replica, this.#o.leaseMs);
+          } finally {
+            this.#reserved--;
+          }
+          if (claimed === null) break;
+          void this.#run(claimed.id, JSON.parse(claimed.job) as TaskJob);
+        }
+      } while (this.#fillAgain && !this.#closed);
+    } catch (err) {
+      this.#o.log.debug({ err }, 'could not claim a queued task');
+    } finally {
+      this.#filling = false;
+    }
   }
 
   /** A task is run again after its replica died only when every call's tool keeps its effect once. */
@@ -244,6 +312,7 @@ export class TaskRunner {
       this.#running.delete(id);
     }
     if (!run.released) await this.#finish(id, ending);
+    void this.#fill();
   }
 
   /** Writes how the task ended, retrying a store that does not answer; if it never does, the lease lapses and a sweep decides. */
@@ -264,13 +333,13 @@ export class TaskRunner {
     if (this.#sweeping) return;
     this.#sweeping = true;
     try {
-      const { store, leaseMs, log } = this.#o;
+      const { store, maxAttempts, log } = this.#o;
       for (const id of await store.lapsed(SWEEP_BATCH)) {
-        const taken = await store.takeOver(id, this.replica, leaseMs, this.ttlMs, LAPSE_OUTCOMES);
-        if (taken.kind !== 'run') continue;
-        log.info({ task: id }, 'running a task again: the replica running it stopped');
-        void this.#run(id, JSON.parse(taken.job) as TaskJob);
+        const taken = await store.takeOver(id, maxAttempts, this.ttlMs, this.#outcomes);
+        if (taken === 'queued') log.info({ task: id }, 'the replica running a task stopped: it waits to run again');
       }
+      // The queue's own signal may have been missed while this replica was busy or away.
+      await this.#fill();
     } catch (err) {
       this.#o.log.debug({ err }, 'the task sweep did not complete');
     } finally {

@@ -62,6 +62,10 @@ export interface TaskView extends TaskHead {
   status: TaskStatus;
   updated_at: string;
   progress: { done: number; total?: number } | null;
+  /** How many times a replica started running it. */
+  attempts: number;
+  /** Working, but waiting for a free slot. */
+  queued: boolean;
   result?: unknown;
   error?: TaskError;
 }
@@ -97,6 +101,8 @@ export function viewOf(record: TaskRecord): TaskView {
     status: record.status,
     updated_at: new Date(record.updatedAt).toISOString(),
     progress: record.progress === null ? null : (JSON.parse(record.progress) as TaskView['progress']),
+    attempts: record.attempts,
+    queued: record.queued,
   };
   if (record.outcome !== null) Object.assign(view, JSON.parse(record.outcome) as TaskOutcome);
   return view;

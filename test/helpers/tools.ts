@@ -10,6 +10,9 @@ export const runs = new Map<string, number>();
 /** Call ids whose signal fired, with the time it fired (for the cancellation tests). */
 export const aborted = new Map<string, number>();
 
+/** Call ids of watch_abort handlers that started, with the time (tests wait for it instead of sleeping). */
+export const started = new Map<string, number>();
+
 function counted(definition: ToolDefinition): ToolDefinition {
   return {
     ...definition,
@@ -45,6 +48,7 @@ export const testTools: ToolDefinition[] = [
     parameters: noArgs,
     handler: (_params, context) => {
       context.signal.addEventListener('abort', () => aborted.set(context.callId, Date.now()));
+      started.set(context.callId, Date.now());
       return new Promise(() => {});
     },
   },

@@ -9,8 +9,8 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get, makeApp, post, STORES } from '../helpers/app.ts';
-import { aborted } from '../helpers/tools.ts';
-import { comparable } from '../helpers/tasks.ts';
+import { aborted, started } from '../helpers/tools.ts';
+import { comparable, until } from '../helpers/tasks.ts';
 
 const ASYNC = { prefer: 'respond-async' };
 
@@ -145,6 +145,33 @@ describe.each(STORES)('tasks over HTTP (%s store)', (store) => {
       expect((await get(lister, '/tasks?limit=0')).status).toBe(400);
     } finally {
       await lister.close();
+    }
+  });
+
+  it('runs at most TASK_CONCURRENCY tasks at once; the rest wait queued and start oldest first as slots free', async () => {
+    const narrow = await makeApp(store, { env: { TASK_CONCURRENCY: '2' } });
+    try {
+      const accepted: Record<string, any>[] = [];
+      for (let i = 0; i < 4; i++) accepted.push((await post(narrow, { id: `slot-${store}-${i}-${randomUUID()}`, name: 'watch_abort', arguments: {} }, ASYNC)).body);
+      expect(accepted.map((t) => [t.queued, t.attempts])).toEqual([[false, 1], [false, 1], [true, 0], [true, 0]]);
+      await until('the first two handlers start', () => started.has(accepted[0]!.call_id) && started.has(accepted[1]!.call_id));
+      const view = async (i: number) => (await get(narrow, `/tasks/${accepted[i]!.task_id}`)).body;
+      expect(await view(2)).toMatchObject({ status: 'working', queued: true, attempts: 0 });
+      expect(started.has(accepted[2]!.call_id)).toBe(false);
+
+      // A queued task that is cancelled ends at once, without ever running.
+      const cancelledQueued = await narrow.inject({ method: 'DELETE', url: `/tasks/${accepted[3]!.task_id}` });
+      expect(cancelledQueued.json()).toMatchObject({ status: 'cancelled', queued: false, attempts: 0, error: { code: 'cancelled' } });
+
+      // A slot frees: the oldest queued task takes it.
+      await narrow.inject({ method: 'DELETE', url: `/tasks/${accepted[0]!.task_id}` });
+      await until('the queued task starts in the freed slot', () => started.has(accepted[2]!.call_id));
+      expect(await view(2)).toMatchObject({ status: 'working', queued: false, attempts: 1 });
+      expect(started.has(accepted[3]!.call_id)).toBe(false);
+      for (const i of [1, 2]) await narrow.inject({ method: 'DELETE', url: `/tasks/${accepted[i]!.task_id}` });
+      expect((await get(narrow, `/tasks/${accepted[2]!.task_id}?wait_ms=5000`)).body.status).toBe('cancelled');
+    } finally {
+      await narrow.close();
     }
   });
 

@@ -1,8 +1,9 @@
 /**
  * Tasks in one process: records in a Map, expiry checked on access and swept now and then, signals
- * told to this process's listeners. Leases behave as in Redis, so the same runner code drives both.
+ * told to this process's listeners. Leases and the queue behave as in Redis, so the same runner code
+ * drives both.
  */
-import type { EndStatus, LapseOutcomes, NewTask, TakeOver, TaskListScope, TaskPage, TaskRecord, TaskSignal, TaskStatus, TaskStore } from '../tasks.ts';
+import type { ClaimedTask, EndStatus, LapseOutcomes, NewTask, TakeOver, TaskListScope, TaskPage, TaskRecord, TaskSignal, TaskStatus, TaskStore } from '../tasks.ts';
 
 interface Entry {
   id: string;
@@ -10,8 +11,10 @@ interface Entry {
   head: string;
   job: string;
   rerunnable: boolean;
-  runner: string;
+  runner: string | null;
   lease: number;
+  keepMs: number;
+  attempts: number;
   status: TaskStatus;
   updatedAt: number;
   progress: string | null;
@@ -23,12 +26,14 @@ interface Entry {
 const SWEEP_INTERVAL_MS = 60_000;
 
 function recordOf(entry: Entry): TaskRecord {
-  const { id, owner, head, status, updatedAt, progress, outcome } = entry;
-  return { id, owner, head, status, updatedAt, progress, outcome };
+  const { id, owner, head, status, updatedAt, progress, outcome, attempts } = entry;
+  return { id, owner, head, status, updatedAt, progress, outcome, attempts, queued: status === 'working' && entry.runner === null };
 }
 
 export class MemoryTaskStore implements TaskStore {
   readonly #tasks = new Map<string, Entry>();
+  /** Ids of the tasks waiting for a slot (ids sort by age). */
+  readonly #queue = new Set<string>();
   readonly #listeners: ((signal: TaskSignal, id: string) => void)[] = [];
   readonly #sweeper = setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
 
@@ -43,7 +48,11 @@ export class MemoryTaskStore implements TaskStore {
 
   #sweep(): void {
     const now = Date.now();
-    for (const [id, entry] of this.#tasks) if (entry.expiresAt <= now) this.#tasks.delete(id);
+    for (const [id, entry] of this.#tasks) {
+      if (entry.expiresAt > now) continue;
+      this.#tasks.delete(id);
+      this.#queue.delete(id);
+    }
   }
 
   #signal(signal: TaskSignal, id: string): void {
@@ -55,13 +64,20 @@ export class MemoryTaskStore implements TaskStore {
 
   #end(entry: Entry, status: EndStatus, outcome: string, ttlMs: number): void {
     const now = Date.now();
-    Object.assign(entry, { status, outcome, updatedAt: now, expiresAt: now + ttlMs, job: '' });
+    Object.assign(entry, { status, outcome, updatedAt: now, expiresAt: now + ttlMs, job: '', runner: null });
+    this.#queue.delete(entry.id);
     this.#signal('ended', entry.id);
+  }
+
+  #enqueue(entry: Entry): void {
+    Object.assign(entry, { runner: null, lease: Infinity });
+    this.#queue.add(entry.id);
+    this.#signal('queued', entry.id);
   }
 
   async create(task: NewTask): Promise<void> {
     const now = Date.now();
-    this.#tasks.set(task.id, {
+    const entry: Entry = {
       id: task.id,
       owner: task.owner,
       head: task.head,
@@ -69,13 +85,17 @@ export class MemoryTaskStore implements TaskStore {
       rerunnable: task.rerunnable,
       runner: task.runner,
       lease: now + task.leaseMs,
+      keepMs: task.keepMs,
+      attempts: task.runner === null ? 0 : 1,
       status: 'working',
       updatedAt: now,
       progress: null,
       outcome: null,
       cancel: false,
       expiresAt: now + task.keepMs,
-    });
+    };
+    this.#tasks.set(task.id, entry);
+    if (task.runner === null) this.#enqueue(entry);
   }
 
   async get(id: string): Promise<TaskRecord | null> {
@@ -104,12 +124,30 @@ export class MemoryTaskStore implements TaskStore {
     return true;
   }
 
-  async requestCancel(id: string): Promise<boolean> {
+  async requestCancel(id: string, outcome: string, ttlMs: number): Promise<boolean> {
     const entry = this.#live(id);
     if (entry === undefined || entry.status !== 'working') return false;
-    entry.cancel = true;
-    this.#signal('cancel', id);
+    if (entry.runner === null) this.#end(entry, 'cancelled', outcome, ttlMs);
+    else {
+      entry.cancel = true;
+      this.#signal('cancel', id);
+    }
     return true;
+  }
+
+  async claim(runner: string, leaseMs: number): Promise<ClaimedTask | null> {
+    for (;;) {
+      let oldest: string | undefined;
+      for (const id of this.#queue) if (oldest === undefined || id < oldest) oldest = id;
+      if (oldest === undefined) return null;
+      this.#queue.delete(oldest);
+      const entry = this.#live(oldest);
+      if (entry === undefined || entry.status !== 'working' || entry.runner !== null) continue;
+      const now = Date.now();
+      Object.assign(entry, { runner, lease: now + leaseMs, updatedAt: now, expiresAt: now + entry.keepMs });
+      entry.attempts += 1;
+      return { id: entry.id, job: entry.job };
+    }
   }
 
   async lapsed(limit: number): Promise<string[]> {
@@ -117,22 +155,24 @@ export class MemoryTaskStore implements TaskStore {
     const ids: string[] = [];
     for (const entry of this.#tasks.values()) {
       if (ids.length >= limit) break;
-      if (entry.status === 'working' && entry.lease <= now && entry.expiresAt > now) ids.push(entry.id);
+      if (entry.status === 'working' && entry.runner !== null && entry.lease <= now && entry.expiresAt > now) ids.push(entry.id);
     }
     return ids;
   }
 
-  async takeOver(id: string, runner: string, leaseMs: number, ttlMs: number, outcomes: LapseOutcomes): Promise<TakeOver> {
+  async takeOver(id: string, maxAttempts: number, ttlMs: number, outcomes: LapseOutcomes): Promise<TakeOver> {
     const entry = this.#live(id);
-    if (entry === undefined || entry.status !== 'working') return { kind: 'ended' };
-    const now = Date.now();
-    if (entry.lease > now) return { kind: 'alive' };
+    if (entry === undefined || entry.status !== 'working') return 'ended';
+    if (entry.runner === null || entry.lease > Date.now()) return 'alive';
     if (entry.cancel) this.#end(entry, 'cancelled', outcomes.cancelled, ttlMs);
-    else if (entry.rerunnable) {
-      Object.assign(entry, { runner, lease: now + leaseMs, updatedAt: now });
-      return { kind: 'run', job: entry.job };
-    } else this.#end(entry, 'failed', outcomes.lost, ttlMs);
-    return { kind: 'ended' };
+    else if (!entry.rerunnable) this.#end(entry, 'failed', outcomes.lost, ttlMs);
+    else if (entry.attempts >= maxAttempts) this.#end(entry, 'failed', outcomes.exhausted, ttlMs);
+    else {
+      entry.updatedAt = Date.now();
+      this.#enqueue(entry);
+      return 'queued';
+    }
+    return 'ended';
   }
 
   async list(scope: TaskListScope, after: string | null, limit: number): Promise<TaskPage> {
@@ -146,7 +186,7 @@ export class MemoryTaskStore implements TaskStore {
     return { records: page.map((id) => recordOf(this.#tasks.get(id)!)), next: ids.length > limit ? page[page.length - 1]! : null };
   }
 
-  onSignal(listener: (signal: TaskSignal, id: string) => void): void {
+  async onSignal(listener: (signal: TaskSignal, id: string) => void): Promise<void> {
     this.#listeners.push(listener);
   }
 

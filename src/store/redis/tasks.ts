@@ -1,14 +1,16 @@
 /**
- * Tasks in Redis: one hash per task, a sorted set of runners' leases and per-owner listings, all
- * under the one hash tag `{tasks}` so every script runs on Redis Cluster (tasks are long calls, few
- * next to ordinary calls: one slot holds them). Every state change is a Lua script beside this file
- * (lua/task*.lua) timed by the store's own clock; signals travel by pub/sub on one channel.
+ * Tasks in Redis: one hash per task, a sorted set of runners' leases, the queue of tasks waiting for
+ * a slot and per-owner listings, all under the one hash tag `{tasks}` so every script runs on Redis
+ * Cluster (tasks are long calls, few next to ordinary calls: one slot holds them). Every state change
+ * is a Lua script beside this file (lua/task*.lua) timed by the store's own clock. Signals travel on
+ * a stream (as BullMQ's queue events do): each replica reads on from the last entry it saw, so one
+ * whose connection dropped for a while still learns of every cancel and every end it missed.
  */
 import { readFileSync } from 'node:fs';
 import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CommandGuard } from './ledger.ts';
-import type { EndStatus, LapseOutcomes, NewTask, TakeOver, TaskListScope, TaskPage, TaskRecord, TaskSignal, TaskStatus, TaskStore } from '../tasks.ts';
+import type { ClaimedTask, EndStatus, LapseOutcomes, NewTask, TakeOver, TaskListScope, TaskPage, TaskRecord, TaskSignal, TaskStatus, TaskStore } from '../tasks.ts';
 
 const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 const now = script('includes/taskNow');
@@ -16,37 +18,46 @@ const end = script('includes/taskEnd');
 
 /** Command name → [number of keys, Lua]. */
 const SCRIPTS: Record<string, [number, string]> = {
-  taskCreate: [4, now + script('taskCreate')],
+  taskCreate: [6, now + script('taskCreate')],
   taskRenew: [2, now + script('taskRenew')],
   taskProgress: [1, now + script('taskProgress')],
-  taskFinish: [2, now + end + script('taskFinish')],
-  taskCancel: [1, script('taskCancel')],
+  taskFinish: [4, now + end + script('taskFinish')],
+  taskCancel: [4, now + end + script('taskCancel')],
+  taskClaim: [2, now + script('taskClaim')],
   taskLapsed: [1, now + script('taskLapsed')],
-  taskTakeOver: [2, now + end + script('taskTakeOver')],
+  taskTakeOver: [4, now + end + script('taskTakeOver')],
 };
 
 type Arg = string | number;
+/** The keys of a script that may end a task: the task, the leases, the queue, the signals. */
+type EndKeys = [string, string, string, string];
 type TaskClient = (Redis | Cluster) & {
-  taskCreate(task: string, leases: string, ownerIndex: string, allIndex: string, ...args: Arg[]): Promise<number>;
+  taskCreate(task: string, leases: string, ownerIndex: string, allIndex: string, queue: string, signals: string, ...args: Arg[]): Promise<number>;
   taskRenew(task: string, leases: string, ...args: Arg[]): Promise<'ok' | 'cancel' | 'lost'>;
   taskProgress(task: string, ...args: Arg[]): Promise<number>;
-  taskFinish(task: string, leases: string, ...args: Arg[]): Promise<number>;
-  taskCancel(task: string, ...args: Arg[]): Promise<number>;
+  taskFinish(...keysAndArgs: [...EndKeys, ...Arg[]]): Promise<number>;
+  taskCancel(...keysAndArgs: [...EndKeys, ...Arg[]]): Promise<number>;
+  taskClaim(queue: string, leases: string, ...args: Arg[]): Promise<[string, string] | null>;
   taskLapsed(leases: string, limit: number): Promise<string[]>;
-  taskTakeOver(task: string, leases: string, ...args: Arg[]): Promise<[string, string?]>;
+  taskTakeOver(...keysAndArgs: [...EndKeys, ...Arg[]]): Promise<TakeOver>;
 };
 
-const FIELDS = ['owner', 'head', 'status', 'updated', 'progress', 'outcome'] as const;
+const FIELDS = ['owner', 'head', 'status', 'updated', 'progress', 'outcome', 'attempts', 'queued'] as const;
 /** How long a listing index lives after its newest task was added (the longest a task can be kept). */
 const INDEX_LIFE_MS = 400 * 86_400_000;
+/** How long one read of the signals stream waits for an entry (under the client's command timeout). */
+const SIGNAL_BLOCK_MS = 800;
+/** How long the reader waits before reading again after a failed read (the connection is down). */
+const SIGNAL_RETRY_MS = 100;
 
 export class RedisTaskStore implements TaskStore {
   readonly #client: TaskClient;
   readonly #prefix: string;
-  readonly #channel: string;
+  readonly #signals: string;
   readonly #run: CommandGuard;
   readonly #log: Logger;
-  #subscriber: Redis | Cluster | null = null;
+  #reader: Redis | Cluster | null = null;
+  #listening: Promise<void> | null = null;
   readonly #listeners: ((signal: TaskSignal, id: string) => void)[] = [];
 
   /** `guard` runs a command, turning connection failures into the store's own error (503 at the edge). */
@@ -54,7 +65,7 @@ export class RedisTaskStore implements TaskStore {
     for (const [name, [numberOfKeys, lua]] of Object.entries(SCRIPTS)) client.defineCommand(name, { numberOfKeys, lua });
     this.#client = client as TaskClient;
     this.#prefix = `${keyPrefix}{tasks}:`;
-    this.#channel = `${keyPrefix}tasks:signals`;
+    this.#signals = `${this.#prefix}signals`;
     this.#run = guard;
     this.#log = log;
   }
@@ -67,14 +78,22 @@ export class RedisTaskStore implements TaskStore {
     return `${this.#prefix}leases`;
   }
 
+  get #queue(): string {
+    return `${this.#prefix}queue`;
+  }
+
+  #endKeys(id: string): EndKeys {
+    return [this.#task(id), this.#leases, this.#queue, this.#signals];
+  }
+
   #index(scope: TaskListScope): string {
     return scope === 'all' ? `${this.#prefix}all` : `${this.#prefix}owner:${scope.owner ?? ''}`;
   }
 
   async create(task: NewTask): Promise<void> {
-    const keys = [this.#task(task.id), this.#leases, this.#index({ owner: task.owner }), this.#index('all')] as const;
+    const keys = [this.#task(task.id), this.#leases, this.#index({ owner: task.owner }), this.#index('all'), this.#queue, this.#signals] as const;
     await this.#run(() =>
-      this.#client.taskCreate(...keys, task.id, task.owner ?? '', task.head, task.job, task.rerunnable ? '1' : '0', task.runner, task.leaseMs, task.keepMs, INDEX_LIFE_MS),
+      this.#client.taskCreate(...keys, task.id, task.owner ?? '', task.head, task.job, task.rerunnable ? '1' : '0', task.runner ?? '', task.leaseMs, task.keepMs, INDEX_LIFE_MS),
     );
   }
 
@@ -92,23 +111,24 @@ export class RedisTaskStore implements TaskStore {
   }
 
   async finish(id: string, runner: string, status: EndStatus, outcome: string, ttlMs: number): Promise<boolean> {
-    return (await this.#run(() => this.#client.taskFinish(this.#task(id), this.#leases, id, runner, status, outcome, ttlMs, this.#channel))) === 1;
+    return (await this.#run(() => this.#client.taskFinish(...this.#endKeys(id), id, runner, status, outcome, ttlMs))) === 1;
   }
 
-  async requestCancel(id: string): Promise<boolean> {
-    return (await this.#run(() => this.#client.taskCancel(this.#task(id), id, this.#channel))) === 1;
+  async requestCancel(id: string, outcome: string, ttlMs: number): Promise<boolean> {
+    return (await this.#run(() => this.#client.taskCancel(...this.#endKeys(id), id, outcome, ttlMs))) === 1;
+  }
+
+  async claim(runner: string, leaseMs: number): Promise<ClaimedTask | null> {
+    const claimed = await this.#run(() => this.#client.taskClaim(this.#queue, this.#leases, runner, leaseMs, this.#task('')));
+    return claimed === null ? null : { id: claimed[0], job: claimed[1] };
   }
 
   lapsed(limit: number): Promise<string[]> {
     return this.#run(() => this.#client.taskLapsed(this.#leases, limit));
   }
 
-  async takeOver(id: string, runner: string, leaseMs: number, ttlMs: number, outcomes: LapseOutcomes): Promise<TakeOver> {
-    const [kind, job] = await this.#run(() =>
-      this.#client.taskTakeOver(this.#task(id), this.#leases, id, runner, leaseMs, ttlMs, this.#channel, outcomes.lost, outcomes.cancelled),
-    );
-    if (kind === 'run') return { kind, job: job! };
-    return { kind: kind === 'alive' ? 'alive' : 'ended' };
+  takeOver(id: string, maxAttempts: number, ttlMs: number, outcomes: LapseOutcomes): Promise<TakeOver> {
+    return this.#run(() => this.#client.taskTakeOver(...this.#endKeys(id), id, maxAttempts, ttlMs, outcomes.lost, outcomes.exhausted, outcomes.cancelled));
   }
 
   async list(scope: TaskListScope, after: string | null, limit: number): Promise<TaskPage> {
@@ -128,32 +148,58 @@ export class RedisTaskStore implements TaskStore {
     return { records, next: ids.length > limit ? page[page.length - 1]! : null };
   }
 
-  onSignal(listener: (signal: TaskSignal, id: string) => void): void {
+  onSignal(listener: (signal: TaskSignal, id: string) => void): Promise<void> {
     this.#listeners.push(listener);
-    if (this.#subscriber !== null) return;
-    // A connection of its own: a subscribed connection serves nothing else. It subscribes on every
-    // (re)connection; a message missed meanwhile is covered by the runners' polling.
-    const subscriber = (this.#subscriber = this.#client instanceof Cluster ? this.#client.duplicate() : (this.#client as Redis).duplicate());
-    subscriber.on('error', (err: Error) => this.#log.debug({ err: err.message }, 'the task signal connection failed'));
-    subscriber.on('ready', () => {
-      subscriber.subscribe(this.#channel).catch((err: unknown) => this.#log.warn({ err }, 'could not subscribe to task signals'));
-    });
-    subscriber.on('message', (_channel: string, message: string) => {
-      const colon = message.indexOf(':');
-      const signal = message.slice(0, colon);
-      if (signal !== 'ended' && signal !== 'cancel') return;
-      for (const notify of this.#listeners) notify(signal, message.slice(colon + 1));
-    });
+    if (this.#listening !== null) return this.#listening;
+    // A connection of its own: its reads block. It reads on from the last entry seen, across reconnections.
+    const reader = (this.#reader = this.#client instanceof Cluster ? this.#client.duplicate() : (this.#client as Redis).duplicate({ connectionName: `${this.#prefix}signals` }));
+    reader.on('error', (err: Error) => this.#log.debug({ err: err.message }, 'the task signal connection failed'));
+    return (this.#listening = this.#startReading(reader));
+  }
+
+  /** Resolves once the reader knows where the stream stands (signals from then on reach the listeners). */
+  async #startReading(reader: Redis | Cluster): Promise<void> {
+    let last: string | null = null;
+    while (last === null && this.#reader === reader) {
+      try {
+        const newest = (await reader.xrevrange(this.#signals, '+', '-', 'COUNT', 1))[0];
+        last = newest === undefined ? '0-0' : newest[0];
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, SIGNAL_RETRY_MS));
+      }
+    }
+    if (last !== null) void this.#read(reader, last);
+  }
+
+  async #read(reader: Redis | Cluster, from: string): Promise<void> {
+    let last = from;
+    while (this.#reader === reader) {
+      let batch: [string, [string, string[]][]][] | null;
+      try {
+        batch = (await reader.xread('COUNT', 100, 'BLOCK', SIGNAL_BLOCK_MS, 'STREAMS', this.#signals, last)) as typeof batch;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, SIGNAL_RETRY_MS));
+        continue;
+      }
+      for (const [entryId, fields] of batch?.[0]?.[1] ?? []) {
+        last = entryId;
+        const message = fields[1] ?? '';
+        const colon = message.indexOf(':');
+        const signal = message.slice(0, colon);
+        if (signal !== 'ended' && signal !== 'cancel' && signal !== 'queued') continue;
+        for (const notify of this.#listeners) notify(signal, message.slice(colon + 1));
+      }
+    }
   }
 
   async close(): Promise<void> {
     this.#listeners.length = 0;
-    this.#subscriber?.disconnect();
-    this.#subscriber = null;
+    this.#reader?.disconnect();
+    this.#reader = null;
   }
 }
 
-function recordOf(id: string, [owner, head, status, updated, progress, outcome]: (string | null)[]): TaskRecord | null {
+function recordOf(id: string, [owner, head, status, updated, progress, outcome, attempts, queued]: (string | null)[]): TaskRecord | null {
   if (head === null || head === undefined || status === null || status === undefined) return null;
   return {
     id,
@@ -163,5 +209,7 @@ function recordOf(id: string, [owner, head, status, updated, progress, outcome]:
     updatedAt: Number(updated),
     progress: progress ?? null,
     outcome: outcome ?? null,
+    attempts: Number(attempts ?? 0),
+    queued: status === 'working' && queued === '1',
   };
 }

@@ -1,7 +1,13 @@
--- taskCancel: marks a working task to be cancelled and tells every replica, so the one running it
--- aborts the handler at once (its lease renewal also reads the mark, should the message be missed).
--- KEYS[1] task hash; ARGV[1] id, ARGV[2] signal channel. Returns 1 when marked. Safe to repeat.
-if redis.call('HGET', KEYS[1], 'status') ~= 'working' then return 0 end
+-- taskCancel: a queued task ends cancelled at once; a running one is marked to be cancelled and every
+-- replica is told, so the one running it aborts the handler (its lease renewal also reads the mark).
+-- KEYS[1] task hash, KEYS[2] leases, KEYS[3] queue, KEYS[4] signals; ARGV[1] id, ARGV[2] cancelled
+-- outcome JSON, ARGV[3] ttl ms. Returns 1 when marked or ended. Safe to repeat.
+local task = redis.call('HMGET', KEYS[1], 'status', 'queued')
+if task[1] ~= 'working' then return 0 end
+if task[2] == '1' then
+  endTask(ARGV[1], 'cancelled', ARGV[2], ARGV[3])
+  return 1
+end
 redis.call('HSET', KEYS[1], 'cancel', '1')
-redis.call('PUBLISH', ARGV[2], 'cancel:' .. ARGV[1])
+signal(KEYS[4], 'cancel', ARGV[1])
 return 1

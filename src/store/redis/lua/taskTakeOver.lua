@@ -1,29 +1,36 @@
 -- taskTakeOver: decides, in one step, what becomes of a task whose runner's lease lapsed, so two
--- replicas sweeping at once never both run it: cancelled if a cancel was asked for; else run again by
--- ARGV[2] when rerunnable (its tool has an idempotency strategy: the ledger keeps one effect); else
--- ended failed with the worker_lost outcome. A task that ended or whose lease was renewed is left alone.
--- KEYS[1] task hash, KEYS[2] leases; ARGV[1] id, ARGV[2] runner, ARGV[3] lease ms, ARGV[4] ttl ms,
--- ARGV[5] signal channel, ARGV[6] lost outcome JSON, ARGV[7] cancelled outcome JSON
--- Returns {'run', job} | {'alive'} | {'ended'}
-local task = redis.call('HMGET', KEYS[1], 'status', 'rerun', 'cancel', 'lease', 'job')
+-- replicas sweeping at once never both act on it: cancelled if a cancel was asked for; ended failed
+-- with the worker_lost outcome when it is not rerunnable (its tool has no idempotency strategy), or
+-- with the exhausted outcome when it was attempted ARGV[2] times; else back in the queue, where its
+-- age puts it first, for any replica's free slot. A task that ended, was renewed or is queued is left.
+-- KEYS[1] task hash, KEYS[2] leases, KEYS[3] queue, KEYS[4] signals; ARGV[1] id, ARGV[2] max attempts,
+-- ARGV[3] ttl ms, ARGV[4] lost outcome JSON, ARGV[5] exhausted outcome JSON, ARGV[6] cancelled outcome
+-- JSON. Returns 'queued' | 'alive' | 'ended'.
+local task = redis.call('HMGET', KEYS[1], 'status', 'rerun', 'cancel', 'lease', 'attempts', 'queued')
 if task[1] ~= 'working' then
   redis.call('ZREM', KEYS[2], ARGV[1])
-  return {'ended'}
+  return 'ended'
 end
-if tonumber(task[4]) > now then
+if task[6] == '1' then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return 'alive'
+end
+if tonumber(task[4] or '0') > now then
   redis.call('ZADD', KEYS[2], task[4], ARGV[1])
-  return {'alive'}
+  return 'alive'
 end
 if task[3] == '1' then
-  endTask(ARGV[1], 'cancelled', ARGV[7], ARGV[4], ARGV[5])
-  return {'ended'}
+  endTask(ARGV[1], 'cancelled', ARGV[6], ARGV[3])
+elseif task[2] ~= '1' then
+  endTask(ARGV[1], 'failed', ARGV[4], ARGV[3])
+elseif tonumber(task[5] or '0') >= tonumber(ARGV[2]) then
+  endTask(ARGV[1], 'failed', ARGV[5], ARGV[3])
+else
+  redis.call('HSET', KEYS[1], 'runner', '', 'queued', '1', 'updated', now)
+  redis.call('HDEL', KEYS[1], 'lease')
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZADD', KEYS[3], 0, ARGV[1])
+  signal(KEYS[4], 'queued', ARGV[1])
+  return 'queued'
 end
-if task[2] == '1' then
-  local lease = now + tonumber(ARGV[3])
-  redis.call('HSET', KEYS[1], 'runner', ARGV[2], 'lease', lease, 'updated', now)
-  redis.call('HINCRBY', KEYS[1], 'attempts', 1)
-  redis.call('ZADD', KEYS[2], lease, ARGV[1])
-  return {'run', task[5]}
-end
-endTask(ARGV[1], 'failed', ARGV[6], ARGV[4], ARGV[5])
-return {'ended'}
+return 'ended'
