@@ -3,8 +3,8 @@
  * examples that validate), compiled once, and identified by the hash of what the model sees.
  */
 import { isObject } from '../json.ts';
-import { closeObjects, createToolAjv, violations, type Validator } from './schema.ts';
-import { hashJson } from './hash.ts';
+import { badPatterns, closeObjects, createToolAjv, createUpstreamAjv, lazyValidator, upstreamCopy, violations, type Validator } from './schema.ts';
+import { canonicalDataJson, canonicalJson, hashJson, sha256Hex } from './hash.ts';
 import { withSessionArgument } from './session-handle.ts';
 import type {
   IdempotencyConfig,
@@ -21,6 +21,27 @@ const DEFAULT_TTL_S = 86400;
 
 export class ToolDefinitionError extends Error {
   override name = 'ToolDefinitionError';
+}
+
+/** A schema that does not compile: an upstream tool is then left out, not the start stopped. */
+export class SchemaCompileError extends ToolDefinitionError {
+  override name = 'SchemaCompileError';
+}
+
+/**
+ * How a tool's schemas are compiled. `strict` (plugins, built-ins, HTTP entries): strict AJV, at
+ * registration. `upstream` (OpenAPI documents, MCP servers, written by others): lenient AJV, on
+ * first use, after a quick check of the schema at registration.
+ */
+export interface RegisterOptions {
+  schemas?: 'strict' | 'upstream';
+  /** What tool search reads besides the definition: the source's name and its own words for the tool (an operation's tags and summary). */
+  hints?: SearchHints;
+}
+
+export interface SearchHints {
+  source: string;
+  words: readonly string[];
 }
 
 export interface NormalizedIdempotency {
@@ -47,14 +68,21 @@ export interface RegisteredTool {
   readonly takesSessionHandle: boolean;
   readonly hash: string;
   readonly source: string;
+  readonly hints: SearchHints | null;
   readonly validateParams: Validator;
   readonly validateResult: Validator | null;
   readonly handler: ToolDefinition['handler'];
 }
 
-function fail(source: string, name: unknown, problem: string): never {
+function fail(source: string, name: unknown, problem: string, kind: typeof ToolDefinitionError = ToolDefinitionError): never {
   const tool = typeof name === 'string' && name !== '' ? `tool "${name}"` : 'a tool';
-  throw new ToolDefinitionError(`${source}: ${tool}: ${problem}`);
+  throw new kind(`${source}: ${tool}: ${problem}`);
+}
+
+/** The definition hash of SPEC §2, from the canonical JSON of its parts (each also keys the validator cache). */
+function definitionHash(name: string, description: string, parametersJson: string, resultJson: string | null): string {
+  const result = resultJson === null ? '' : `,"result":${resultJson}`;
+  return sha256Hex(`{"description":${canonicalJson(description)},"name":${canonicalJson(name)},"parameters":${parametersJson}${result}}`);
 }
 
 const ANNOTATION_KEYS = ['read_only', 'destructive', 'idempotent', 'open_world'];
@@ -63,6 +91,11 @@ export class ToolRegistry implements PluginRegistry {
   readonly #tools = new Map<string, RegisteredTool>();
   readonly #resources = new Map<string, unknown>();
   readonly #ajv = createToolAjv();
+  #upstreamAjv: ReturnType<typeof createUpstreamAjv> | null = null;
+  /** Compiled validators by mode and schema hash: equal schemas (the same one in many operations) compile once. */
+  readonly #validators = new Map<string, Validator>();
+  /** Canonical JSON of upstream schema objects (never changed once converted; many are shared). */
+  readonly #canonical = new WeakMap<object, string>();
   /** MAX_CONTENT_CHARS: a tool's own max_content_chars must be below it. */
   readonly #maxContentChars: number;
 
@@ -93,8 +126,8 @@ export class ToolRegistry implements PluginRegistry {
     this.#resources.set(key, value);
   }
 
-  registerTool(definition: ToolDefinition): void {
-    const tool = this.#check(definition, this.#source, false);
+  registerTool(definition: ToolDefinition, options: RegisterOptions = {}): void {
+    const tool = this.#check(definition, this.#source, false, undefined, options);
     this.#tools.set(tool.name, Object.freeze(tool));
     this.#version++;
   }
@@ -111,9 +144,9 @@ export class ToolRegistry implements PluginRegistry {
    * changed its list at run time). All are checked first: a bad one or a name another source
    * holds throws, changing nothing. Answers the tools now registered for the source.
    */
-  replaceSource(source: string, definitions: readonly ToolDefinition[]): RegisteredTool[] {
+  replaceSource(source: string, definitions: readonly ToolDefinition[], options: RegisterOptions = {}): RegisteredTool[] {
     const ours = (name: string) => this.#tools.get(name)?.source === source;
-    const checked = definitions.map((definition) => Object.freeze(this.#check(definition, source, false, ours)));
+    const checked = definitions.map((definition) => Object.freeze(this.#check(definition, source, false, ours, options)));
     const names = new Set<string>();
     for (const tool of checked) {
       if (names.has(tool.name)) fail(source, tool.name, 'name is produced twice');
@@ -126,8 +159,8 @@ export class ToolRegistry implements PluginRegistry {
   }
 
   /** Checks a definition as `source` would register it (its own tools' names are free), without registering it. */
-  check(definition: ToolDefinition, source: string): RegisteredTool {
-    return this.#check(definition, source, false, (name) => this.#tools.get(name)?.source === source);
+  check(definition: ToolDefinition, source: string, options: RegisterOptions = {}): RegisteredTool {
+    return this.#check(definition, source, false, (name) => this.#tools.get(name)?.source === source, options);
   }
 
   /** Counts changes to the catalog: what is built from list() is stale once it moves. */
@@ -143,16 +176,37 @@ export class ToolRegistry implements PluginRegistry {
     return [...this.#tools.values()];
   }
 
-  #compile(source: string, name: string, what: string, schema: JsonSchema): Validator {
-    try {
-      return this.#ajv.compile(schema);
-    } catch (err) {
-      return fail(source, name, `${what} schema does not compile: ${err instanceof Error ? err.message : String(err)}`);
+  #compile(source: string, name: string, what: string, schema: JsonSchema, schemaJson: string, upstream: boolean): Validator {
+    const key = `${upstream ? 'upstream' : 'strict'}:${sha256Hex(schemaJson)}`;
+    const cached = this.#validators.get(key);
+    if (cached !== undefined) return cached;
+    let validator: Validator;
+    if (upstream) {
+      // Compiling GitHub's 1,223 operations would take minutes: each schema is compiled on its
+      // tool's first call instead. Parameters are checked now (the meta-schema, the patterns), so
+      // a tool that could never take a call is left out at start; a result schema that turns out
+      // not to compile checks nothing.
+      const ajv = (this.#upstreamAjv ??= createUpstreamAjv());
+      if (what === 'parameters') {
+        const patterns = badPatterns(schema);
+        if (patterns.length > 0) fail(source, name, `${what} schema does not compile: pattern ${JSON.stringify(patterns[0]).slice(0, 120)} is not a regular expression`, SchemaCompileError);
+        if (!ajv.validateSchema(schema)) fail(source, name, `${what} schema does not compile: ${ajv.errorsText(ajv.errors).slice(0, 300)}`, SchemaCompileError);
+      }
+      validator = lazyValidator(() => ajv.compile(upstreamCopy(schema) as JsonSchema), what === 'result');
+    } else {
+      try {
+        validator = this.#ajv.compile(schema);
+      } catch (err) {
+        return fail(source, name, `${what} schema does not compile: ${err instanceof Error ? err.message : String(err)}`, SchemaCompileError);
+      }
     }
+    this.#validators.set(key, validator);
+    return validator;
   }
 
   /** `replaceable`: names this registration may take over (the tools it replaces). */
-  #check(definition: unknown, source: string, takesSessionHandle: boolean, replaceable: (name: string) => boolean = () => false): RegisteredTool {
+  #check(definition: unknown, source: string, takesSessionHandle: boolean, replaceable: (name: string) => boolean = () => false, options: RegisterOptions = {}): RegisteredTool {
+    const upstream = options.schemas === 'upstream';
     if (!isObject(definition)) fail(source, undefined, 'a definition must be an object');
     const { name, description, parameters, result, examples, idempotency, annotations, timeout_ms, max_content_chars, handler } = definition;
     if (typeof name !== 'string' || !TOOL_NAME.test(name)) fail(source, name, `name must match ${TOOL_NAME}`);
@@ -170,12 +224,13 @@ export class ToolRegistry implements PluginRegistry {
       fail(source, name, `max_content_chars must be a whole number from 1 to ${this.#maxContentChars - 1} (below MAX_CONTENT_CHARS)`);
     }
     const served = closeObjects(parameters);
-    const validateParams = this.#compile(source, name, 'parameters', served);
-    const validateResult = result === undefined ? null : this.#compile(source, name, 'result', result);
+    const canonical = (schema: unknown) => (upstream ? canonicalDataJson(schema, this.#canonical) : canonicalJson(schema));
+    const parametersJson = canonical(served);
+    const resultJson = result === undefined ? null : canonical(result);
+    const validateParams = this.#compile(source, name, 'parameters', served, parametersJson, upstream);
+    const validateResult = result === undefined ? null : this.#compile(source, name, 'result', result, resultJson!, upstream);
     const checkedExamples = this.#checkExamples(source, name, examples, validateParams, validateResult);
     const { normalized, keyFunction } = checkIdempotency(source, name, idempotency, served);
-    const hashed: Record<string, unknown> = { name, description, parameters: served };
-    if (result !== undefined) hashed.result = result;
     return {
       name,
       description,
@@ -188,8 +243,9 @@ export class ToolRegistry implements PluginRegistry {
       timeoutMs: (timeout_ms as number | undefined) ?? null,
       maxContentChars: (max_content_chars as number | undefined) ?? null,
       takesSessionHandle,
-      hash: hashJson(hashed),
+      hash: definitionHash(name, description, parametersJson, resultJson),
       source,
+      hints: options.hints ?? null,
       validateParams,
       validateResult,
       handler: handler as ToolDefinition['handler'],

@@ -70,7 +70,7 @@ export class McpSource {
     for (const tool of tools) {
       const definition = this.#forwarding(upstreamDefinition(tool, this.config), tool.name);
       try {
-        offered.push({ definition, checked: registry.check(definition, this.label), upstreamName: tool.name });
+        offered.push({ definition, checked: registry.check(definition, this.label, { schemas: 'upstream', hints: { source: this.config.source, words: [] } }), upstreamName: tool.name });
       } catch (err) {
         this.#log.warn({ tool: tool.name, problem: err instanceof Error ? err.message : String(err) }, 'MCP tool left out of the catalog');
       }
@@ -91,7 +91,7 @@ export class McpSource {
         served.push(await this.#pinned(definition, pin.current, checked.hash));
       }
     }
-    const registered = registry.replaceSource(this.label, served);
+    const registered = registry.replaceSource(this.label, served, { schemas: 'upstream', hints: { source: this.config.source, words: [] } });
     this.#pending = pending;
     this.#log.info({ tools: registered.length, pending: [...pending.keys()] }, 'MCP tools in the catalog');
     if (pending.size > 0) this.#startPolling();

@@ -4,6 +4,7 @@
  */
 import picomatch from 'picomatch';
 import type { Dispatcher } from 'undici';
+import { SchemaCompileError } from '../../tools/registry.ts';
 import type { ToolContext } from '../../tools/types.ts';
 import { EntryReader, type RawEntry } from '../entry.ts';
 import { lowerCased } from '../http/index.ts';
@@ -89,17 +90,26 @@ async function registerSource(entry: RawEntry, context: SourceContext, client: U
       context.log.warn({ source, operation: operation.upstreamName }, `OpenAPI operation ${operation.upstreamName} is not offered as a tool: ${operation.unsupported}`);
       continue;
     }
-    await context.registry.withSource(`TOOLS_FILE ${context.file.path}: ${reader.where}: operation ${operation.upstreamName}`, () =>
-      context.registry.registerTool({
-        name: toolName,
-        description: operation.description,
-        parameters: operation.parameters,
-        ...(operation.result !== undefined && { result: operation.result }),
-        ...defaults,
-        ...overrides.get(operation.upstreamName),
-        handler: (params, toolContext) => forward(client, target, toolName, operation, params, toolContext),
-      }),
-    );
+    const definition = {
+      name: toolName,
+      description: operation.description,
+      parameters: operation.parameters,
+      ...(operation.result !== undefined && { result: operation.result }),
+      ...defaults,
+      ...overrides.get(operation.upstreamName),
+      handler: (params: Record<string, unknown>, toolContext: ToolContext) => forward(client, target, toolName, operation, params, toolContext),
+    };
+    try {
+      await context.registry.withSource(`TOOLS_FILE ${context.file.path}: ${reader.where}: operation ${operation.upstreamName}`, () =>
+        context.registry.registerTool(definition, { schemas: 'upstream', hints: { source, words: [...operation.tags, operation.summary] } }),
+      );
+    } catch (err) {
+      // A published document is taken as it is: one schema no validator can compile costs that
+      // operation, not the start.
+      if (!(err instanceof SchemaCompileError)) throw err;
+      context.log.warn({ source, operation: operation.upstreamName }, `OpenAPI operation ${operation.upstreamName} is not offered as a tool: ${err.message}`);
+      continue;
+    }
   }
 }
 

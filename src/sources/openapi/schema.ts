@@ -1,10 +1,68 @@
 /**
- * OpenAPI schemas → JSON Schema 2020-12 that the strict tool AJV compiles: 3.0's `nullable` becomes
- * a `null` type, boolean `exclusiveMinimum/Maximum` become numbers, and what is not a validation
- * keyword (`example`, `xml`, `discriminator`, `x-*`, formats AJV does not know…) is left out.
- * A `$ref` left by a recursive schema (not expanded: it would never end) accepts any value.
+ * OpenAPI schemas → JSON Schema 2020-12: 3.0's `nullable` becomes a `null` type, boolean
+ * `exclusiveMinimum/Maximum` become numbers, and what is not a validation keyword (`example`,
+ * `xml`, `discriminator`, `x-*`, formats AJV does not know…) is left out. Local `$ref`s are
+ * followed through the document's own resolver (each target converted once and shared); a `$ref`
+ * back into a schema being converted (a recursive schema: expanding it would never end) accepts
+ * any value.
  */
 type Schema = Record<string, unknown>;
+
+/** Follows a document's local `$ref`s (`#/components/...`); answers undefined for others. */
+export interface RefResolver {
+  target(ref: string): unknown;
+  /** Converted targets, by ref: a schema used by many operations is converted once. */
+  readonly converted: Map<string, Schema>;
+  /** The refs being converted now (a ref met again inside its own conversion is recursive). */
+  readonly active: Set<string>;
+}
+
+export function refResolver(document: Record<string, unknown>): RefResolver {
+  return {
+    converted: new Map(),
+    active: new Set(),
+    target(ref) {
+      if (!ref.startsWith('#/')) return undefined;
+      let node: unknown = document;
+      for (const raw of ref.slice(2).split('/')) {
+        const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+        if (typeof node !== 'object' || node === null || !Object.hasOwn(node, key)) return undefined;
+        node = (node as Record<string, unknown>)[key];
+      }
+      return node;
+    },
+  };
+}
+
+/** A `$ref` chain of non-schema objects (parameters, request bodies, responses) followed to its end. */
+export function followRefs(node: unknown, refs: RefResolver | undefined): unknown {
+  for (let hops = 0; hops < 16 && isSchema(node) && typeof node.$ref === 'string' && refs !== undefined; hops++) {
+    const target = refs.target(node.$ref);
+    if (target === undefined) return node;
+    node = target;
+  }
+  return node;
+}
+
+function recursive(ref: string): Schema {
+  return { description: `(recursive: ${ref.split('/').pop()})` };
+}
+
+function convertRef(ref: string, depth: number, refs: RefResolver | undefined): Schema {
+  if (refs === undefined || refs.active.has(ref)) return recursive(ref);
+  const known = refs.converted.get(ref);
+  if (known !== undefined) return known;
+  const target = refs.target(ref);
+  if (target === undefined) return recursive(ref);
+  refs.active.add(ref);
+  try {
+    const converted = toJsonSchema(target, depth + 1, refs);
+    refs.converted.set(ref, converted);
+    return converted;
+  } finally {
+    refs.active.delete(ref);
+  }
+}
 
 /** The keywords kept; everything else is documentation for humans or generators. */
 const KEYWORDS = new Set([
@@ -29,18 +87,22 @@ function isSchema(value: unknown): value is Schema {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function toJsonSchema(schema: unknown, depth = 0): Schema {
+/**
+ * The converted schema. Converted `$ref` targets are shared between the schemas that use them:
+ * copy before changing one.
+ */
+export function toJsonSchema(schema: unknown, depth = 0, refs?: RefResolver): Schema {
   if (schema === true || schema === undefined) return {};
   if (schema === false) return { not: {} };
   if (!isSchema(schema) || depth > MAX_DEPTH) return {};
-  if (typeof schema.$ref === 'string') return { description: `(recursive: ${schema.$ref.split('/').pop()})` };
+  if (typeof schema.$ref === 'string') return convertRef(schema.$ref, depth, refs);
   const out: Schema = {};
   for (const [key, value] of Object.entries(schema)) {
     if (!KEYWORDS.has(key)) continue;
-    if (SUBSCHEMA.has(key)) out[key] = isSchema(value) || typeof value === 'boolean' ? toJsonSchema(value, depth + 1) : value;
-    else if (SUBSCHEMA_LISTS.has(key) && Array.isArray(value)) out[key] = value.map((v) => toJsonSchema(v, depth + 1));
+    if (SUBSCHEMA.has(key)) out[key] = isSchema(value) || typeof value === 'boolean' ? toJsonSchema(value, depth + 1, refs) : value;
+    else if (SUBSCHEMA_LISTS.has(key) && Array.isArray(value)) out[key] = value.map((v) => toJsonSchema(v, depth + 1, refs));
     else if (SUBSCHEMA_MAPS.has(key) && isSchema(value)) {
-      out[key] = Object.fromEntries(Object.entries(value).map(([name, v]) => [name, toJsonSchema(v, depth + 1)]));
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, v]) => [name, toJsonSchema(v, depth + 1, refs)]));
     } else out[key] = value;
   }
   if (typeof out.format === 'string' && !FORMATS.has(out.format)) delete out.format;
