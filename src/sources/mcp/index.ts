@@ -12,8 +12,11 @@ export async function registerMcpSources(entries: readonly RawEntry[], context: 
   const configs = entries.map((entry) => readMcpEntry(entry, context.file));
   // The MCP SDK (and its zod and AJV) loads only for a file with MCP servers: it triples the start time.
   const { McpSource } = await import('./source.ts');
+  // Servers over HTTP share the app's connection pool; taken before the sources' close is registered,
+  // so the pool closes after them (closers run newest first) and no open stream holds its close.
+  const http = configs.some((config) => config.server.kind === 'http') ? (await import('../upstream/shared.ts')).upstreamClient(context).dispatcher : null;
   const sources = configs.map(
-    (config) => new McpSource(config, { registry: context.registry, store: context.store, provenance: context.provenance, log: context.log, version: context.version }),
+    (config) => new McpSource(config, { registry: context.registry, store: context.store, provenance: context.provenance, log: context.log, version: context.version, http }),
   );
   context.onClose(() => Promise.all(sources.map((source) => source.close())).then(() => undefined));
   context.reportUpstreams(() => sources.map((source) => source.status()));

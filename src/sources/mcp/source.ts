@@ -7,6 +7,7 @@
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
 import type { Store } from '../../store/types.ts';
 import { ToolFailure } from '../../tools/failure.ts';
 import type { Provenance } from '../../tools/provenance.ts';
@@ -25,6 +26,8 @@ export interface McpSourceDeps {
   provenance: Provenance;
   log: Logger;
   version: string;
+  /** The app's HTTP connection pool, for servers over HTTP (null when none is). */
+  http: Dispatcher | null;
 }
 
 
@@ -41,7 +44,7 @@ export class McpSource {
     this.config = config;
     this.#deps = deps;
     this.#log = deps.log.child({ upstream: config.source });
-    this.upstream = new McpUpstream(config.server, this.#log, deps.version, (tools) => this.#apply(tools));
+    this.upstream = new McpUpstream(config.server, this.#log, deps.version, (tools) => this.#apply(tools), deps.http);
   }
 
   /** The registry's name for this source's tools (named in clash errors). */

@@ -1,5 +1,6 @@
 /**
- * One MCP server behind toolport, reached with the official SDK client: a stdio server runs as a
+ * One MCP server behind toolport, reached with the official SDK client (over HTTP through a transport
+ * of our own on undici, http-transport.ts): a stdio server runs as a
  * supervised child process (its stderr goes to the log; it is restarted with backoff when it exits
  * and killed with the service), a Streamable HTTP server is reconnected with the same backoff
  * when it stops answering. The tool list is read at each connection and on list_changed.
@@ -7,11 +8,12 @@
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, ProgressNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
 import { ToolDefinitionError } from '../../tools/registry.ts';
 import type { McpServerConfig } from './config.ts';
+import { UndiciStreamableHttpTransport } from './http-transport.ts';
 
 export const FIRST_RESTART_DELAY_MS = 500;
 export const MAX_RESTART_DELAY_MS = 30_000;
@@ -53,6 +55,7 @@ export class McpUpstream {
   readonly #log: Logger;
   readonly #clientInfo: { name: string; version: string };
   readonly #onTools: (tools: Tool[]) => Promise<void>;
+  readonly #http: Dispatcher | null;
   /** The connection being made or in use; replaced on each (re)connection. */
   #client: Client | null = null;
   #pid: number | null = null;
@@ -70,8 +73,10 @@ export class McpUpstream {
   readonly #progress = new Map<string, UpstreamCallOptions['onProgress']>();
   #calls = 0;
 
-  constructor(config: McpServerConfig, log: Logger, version: string, onTools: (tools: Tool[]) => Promise<void>) {
+  /** `http`: the connection pool for a server over HTTP. */
+  constructor(config: McpServerConfig, log: Logger, version: string, onTools: (tools: Tool[]) => Promise<void>, http: Dispatcher | null = null) {
     this.#config = config;
+    this.#http = http;
     this.#log = log;
     this.#clientInfo = { name: 'toolport', version };
     this.#onTools = onTools;
@@ -126,10 +131,11 @@ export class McpUpstream {
     }
   }
 
-  #transport(): StdioClientTransport | StreamableHTTPClientTransport {
+  #transport(): StdioClientTransport | UndiciStreamableHttpTransport {
     const config = this.#config;
     if (config.kind === 'http') {
-      return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers, redirect: 'error' } });
+      if (this.#http === null) throw new Error('no HTTP connection pool for an MCP server over HTTP');
+      return new UndiciStreamableHttpTransport(new URL(config.url), this.#http, config.headers);
     }
     const transport = new StdioClientTransport({ command: config.command, args: [...config.args], env: config.env, ...(config.cwd !== null && { cwd: config.cwd }), stderr: 'pipe' });
     const stderr = transport.stderr;

@@ -48,6 +48,11 @@ export class UpstreamClient {
     connect: { timeout: 10_000 },
   });
 
+  /** The pool itself, for clients that speak their own protocol over it (MCP over HTTP). */
+  get dispatcher(): Dispatcher {
+    return this.#agent;
+  }
+
   /** The headers toolport sends with every forwarded call (SPEC §10); traceparent comes from tracing. */
   callHeaders(context: ToolContext, configured: Record<string, string>): Record<string, string> {
     const headers: Record<string, string> = { ...configured, 'x-request-id': context.requestId, 'x-timeout-ms': String(Math.max(0, context.deadline - Date.now())) };
