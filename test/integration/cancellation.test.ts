@@ -1,9 +1,9 @@
 /** A caller that goes away, over a real socket: the handler's signal fires and nothing is committed. */
 import type { FastifyInstance } from 'fastify';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, sessionEvents, STORES } from '../helpers/app.ts';
-import { aborted } from '../helpers/tools.ts';
+import { until } from '../helpers/tasks.ts';
+import { aborted, started } from '../helpers/tools.ts';
 
 describe.each(STORES)('caller disconnect (%s store)', (store) => {
   let app: FastifyInstance;
@@ -24,14 +24,14 @@ describe.each(STORES)('caller disconnect (%s store)', (store) => {
       body: JSON.stringify({ name: 'watch_abort', arguments: {}, id: callId }),
       signal: request.signal,
     }).catch((err: unknown) => err);
-    await sleep(150);
+    await until('the handler starts', () => started.has(callId));
     const gone = Date.now();
     request.abort();
     await response;
-    for (let i = 0; i < 40 && !aborted.has(callId); i++) await sleep(25);
-    expect(aborted.get(callId)).toBeGreaterThanOrEqual(gone);
-    expect(aborted.get(callId)! - gone).toBeLessThan(500);
-    await sleep(50);
+    const abortedAt = await until('the handler is aborted', () => aborted.get(callId));
+    expect(abortedAt).toBeGreaterThanOrEqual(gone);
+    expect(abortedAt - gone).toBeLessThan(1000);
+    await until('the cancelled call is recorded', async () => (await sessionEvents(app, session)).length > 0);
     const events = await sessionEvents(app, session);
     expect(events.map((e) => [e.call_id, e.error_code])).toEqual([[callId, 'cancelled']]);
   });

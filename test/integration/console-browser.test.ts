@@ -75,7 +75,7 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
 
   it('asks for a key, finds a tool, fills the form built from its schema, runs the call and shows the answer', async () => {
     const page = await openConsole(keys.admin, 'tools');
-    expect(await text(page, '#identity')).toContain('ops');
+    await page.waitForFunction(() => document.querySelector('#identity')?.textContent?.includes('ops'));
 
     await page.type('#tool-search', 'order');
     await page.waitForFunction(() => document.querySelectorAll('#tool-list a').length === 1);

@@ -8,7 +8,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
@@ -16,6 +15,7 @@ import { ToolDefinitionError, ToolRegistry } from '../../src/tools/registry.ts';
 import type { ToolRegistry as Registry } from '../../src/tools/registry.ts';
 import { makeApp, STORES } from '../helpers/app.ts';
 import { connectMcp } from '../helpers/mcp-client.ts';
+import { until } from '../helpers/tasks.ts';
 
 const sha = (secret: string) => createHash('sha256').update(secret).digest('hex');
 const SECRETS = { owner: `sk-owner-${randomUUID()}`, other: `sk-other-${randomUUID()}` };
@@ -162,8 +162,7 @@ describe.each(STORES)('large results after RESULT_TTL_S (%s store)', (store) => 
     const post = async (body: unknown) => (await (await fetch(`${base}/tools/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, any>;
     const { result_ref: ref } = await post({ name: 'terse_report', arguments: {} });
     expect((await fetch(`${base}${ref.url}`)).status).toBe(200);
-    await sleep(1300);
-    expect((await fetch(`${base}${ref.url}`)).status).toBe(404);
+    await until('the result expires', async () => (await fetch(`${base}${ref.url}`)).status === 404);
     expect(await post({ name: 'result_read', arguments: { uri: ref.uri } })).toMatchObject({ success: false, message: expect.stringMatching(/^No result at/) });
     const client = await connectMcp('v2 pinned 2026-07-28', new URL('/mcp', base));
     try {

@@ -8,9 +8,9 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { makeApp, sessionEvents, STORES } from '../helpers/app.ts';
-import { aborted } from '../helpers/tools.ts';
+import { until } from '../helpers/tasks.ts';
+import { aborted, started } from '../helpers/tools.ts';
 
 /** What every client flavour must do the same way. */
 interface McpClient {
@@ -144,13 +144,14 @@ describe.each(STORES)('MCP with the official clients (%s store)', (store) => {
       const client = await connect(flavour, url, { 'x-session-id': session });
       try {
         const stop = new AbortController();
+        const starts = started.size;
         const call = client.callTool('watch_abort', {}, undefined, stop.signal).catch((err: unknown) => err);
-        await sleep(150);
+        await until('the handler starts', () => started.size > starts);
         const before = aborted.size;
         const sent = Date.now();
         stop.abort('user pressed stop');
         expect(await call).toBeInstanceOf(Error);
-        for (let i = 0; i < 40 && aborted.size === before; i++) await sleep(25);
+        await until('the handler is aborted', () => aborted.size > before);
         expect(aborted.size).toBe(before + 1);
         expect([...aborted.values()].at(-1)! - sent).toBeLessThan(1000);
       } finally {

@@ -2,6 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp } from '../helpers/app.ts';
+import { until } from '../helpers/tasks.ts';
+import { started } from '../helpers/tools.ts';
 
 const MODERN = '2026-07-28';
 const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -122,14 +124,16 @@ describe('POST /mcp protocol', () => {
 
     it('cancels only the call of a batch that notifications/cancelled names', async () => {
       const version = { 'mcp-protocol-version': '2025-03-26' };
+      // x ends only when cancelled; y ends by itself.
+      const starts = started.size;
       const running = rpc(
         [
-          { jsonrpc: '2.0', id: 'x', method: 'tools/call', params: { name: 'slow', arguments: { ms: 400, tag: 'x' } } },
+          { jsonrpc: '2.0', id: 'x', method: 'tools/call', params: { name: 'watch_abort', arguments: {} } },
           { jsonrpc: '2.0', id: 'y', method: 'tools/call', params: { name: 'slow', arguments: { ms: 400, tag: 'y' } } },
         ],
         version,
       );
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await until('x starts', () => started.size > starts);
       const notice = await rpc({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'x', reason: 'changed my mind' } }, version);
       expect(notice.status).toBe(202);
       const { status, body } = await running;

@@ -93,7 +93,7 @@ describe.each(STORES)('MCP tasks (%s store)', (store) => {
 
   it('reads a task started over MCP over HTTP, and a task started over HTTP over MCP', async () => {
     const created = await rpc(app, 'tools/call', { name: 'echo', arguments: { text: 'from mcp' }, task: { ttl: 1000 } });
-    const overHttp = await get(app, `/tasks/${created.result.task.taskId}?wait_ms=3000`);
+    const overHttp = await get(app, `/tasks/${created.result.task.taskId}?wait_ms=30000`);
     expect(overHttp.body).toMatchObject({ status: 'completed', tool: 'echo', result: { success: true, value: { text: 'from mcp' } } });
     expect(overHttp.body.result.tool_message).toEqual({ content: [{ type: 'text', text: overHttp.body.result.content }], structuredContent: { text: 'from mcp' }, isError: false });
     const sync = await post(app, { name: 'echo', arguments: { text: 'from mcp' } }, {}, '/tools/invoke?format=mcp');

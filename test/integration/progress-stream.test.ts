@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp } from '../helpers/app.ts';
-import { aborted } from '../helpers/tools.ts';
+import { until } from '../helpers/tasks.ts';
+import { aborted, started } from '../helpers/tools.ts';
 
 interface SseEvent {
   event: string;
@@ -103,8 +104,9 @@ describe('progress as server-sent events', () => {
 
   it('MCP notifications/cancelled aborts the running call of that request id in the same session', async () => {
     const headers = { accept: 'application/json, text/event-stream', 'x-session-id': 'cancel-mcp' };
+    const starts = started.size;
     const running = post('/mcp', { jsonrpc: '2.0', id: 'slow-1', method: 'tools/call', params: { name: 'watch_abort', arguments: {} } }, headers);
-    await sleep(150);
+    await until('the handler starts', () => started.size > starts);
     const sent = Date.now();
     const cancel = await post('/mcp', { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow-1', reason: 'user pressed stop' } }, headers);
     expect(cancel.status).toBe(202);

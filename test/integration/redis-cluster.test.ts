@@ -79,10 +79,10 @@ describe('on a Redis Cluster', () => {
   it('runs tasks on one replica while the other answers for them and cancels them (signals cross the cluster)', async () => {
     const async = { prefer: 'respond-async' };
     const done = await post(replicas[0]!, { name: 'echo', arguments: { text: 'clustered' } }, async);
-    expect((await get(replicas[1]!, `/tasks/${done.body.task_id}?wait_ms=5000`)).body).toMatchObject({ status: 'completed', result: { value: { text: 'clustered' } } });
+    expect((await get(replicas[1]!, `/tasks/${done.body.task_id}?wait_ms=30000`)).body).toMatchObject({ status: 'completed', result: { value: { text: 'clustered' } } });
     const hanging = await post(replicas[0]!, { name: 'hang', arguments: {} }, async);
     expect((await replicas[1]!.inject({ method: 'DELETE', url: `/tasks/${hanging.body.task_id}` })).statusCode).toBe(200);
-    expect((await get(replicas[1]!, `/tasks/${hanging.body.task_id}?wait_ms=3000`)).body.status).toBe('cancelled');
+    expect((await get(replicas[1]!, `/tasks/${hanging.body.task_id}?wait_ms=30000`)).body.status).toBe('cancelled');
     expect((await get(replicas[1]!, '/tasks?limit=2')).body.tasks.map((t: { task_id: string }) => t.task_id)).toEqual([hanging.body.task_id, done.body.task_id]);
   });
 });

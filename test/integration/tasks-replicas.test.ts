@@ -99,7 +99,7 @@ describe('tasks across replicas (redis)', () => {
     expect(accepted.status).toBe(202);
     const url = accepted.headers.location as string;
     expect((await get(b, url)).body.status).toBe('working');
-    const held = await get(b, `${url}?wait_ms=20000`);
+    const held = await get(b, `${url}?wait_ms=30000`);
     expect(held.body.status).toBe('completed');
     expect(Date.now() - begun).toBeGreaterThanOrEqual(1500);
     const sync = await post(b, call);
@@ -114,7 +114,7 @@ describe('tasks across replicas (redis)', () => {
     expect((await b.inject({ method: 'DELETE', url: `/tasks/${accepted.body.task_id}` })).statusCode).toBe(200);
     const abortedAt = await until('the handler is aborted', () => aborted.get(accepted.body.call_id));
     expect(abortedAt - cancelledAt).toBeLessThan(1000);
-    expect((await get(b, `/tasks/${accepted.body.task_id}?wait_ms=10000`)).body).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
+    expect((await get(b, `/tasks/${accepted.body.task_id}?wait_ms=30000`)).body).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
   });
 
   it('finishes 100 tasks started at once on both replicas, each read on the other, losing none', async () => {
@@ -142,12 +142,12 @@ describe('tasks across replicas (redis)', () => {
       expect((await get(b, `/tasks/${onceTask}`)).body.status).toBe('working');
 
       replica.child.proc.kill('SIGKILL');
-      const lost = await get(a, `/tasks/${onceTask}?wait_ms=20000`);
+      const lost = await get(a, `/tasks/${onceTask}?wait_ms=30000`);
       expect(lost.body).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'worker_lost' } });
       expect(lost.body.result).toBeUndefined();
       expect(runs.get(once)).toBeUndefined();
 
-      const rerun = await get(b, `/tasks/${chargeTask}?wait_ms=20000`);
+      const rerun = await get(b, `/tasks/${chargeTask}?wait_ms=30000`);
       expect(rerun.body).toMatchObject({ status: 'completed', attempts: 2, result: { success: true, value: { where: 'test process' } } });
       expect(runs.get(charge)).toBe(1);
       // The ledger holds the one effect: the same call now replays it.
@@ -180,7 +180,7 @@ describe('task limits across replicas (redis)', () => {
       await a.inject({ method: 'DELETE', url: `/tasks/${onA.task_id}` });
       await until('A takes the next one', () => started.has(queued[1]!.call_id));
       for (const task of queued) await a.inject({ method: 'DELETE', url: `/tasks/${task.task_id}` });
-      for (const task of queued) expect((await get(b, `/tasks/${task.task_id}?wait_ms=10000`)).body.status).toBe('cancelled');
+      for (const task of queued) expect((await get(b, `/tasks/${task.task_id}?wait_ms=30000`)).body.status).toBe('cancelled');
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
@@ -202,7 +202,7 @@ describe('task limits across replicas (redis)', () => {
       expect((await app.inject({ method: 'DELETE', url: `/tasks/${task.task_id}` })).statusCode).toBe(200);
       const abortedAt = await until('the handler is aborted', () => aborted.get(task.call_id));
       expect(abortedAt - cancelledAt).toBeLessThan(5000);
-      expect((await get(app, `/tasks/${task.task_id}?wait_ms=10000`)).body).toMatchObject({ status: 'cancelled' });
+      expect((await get(app, `/tasks/${task.task_id}?wait_ms=30000`)).body).toMatchObject({ status: 'cancelled' });
     } finally {
       admin.disconnect();
       await app.close();
@@ -231,7 +231,7 @@ describe('task limits across replicas (redis)', () => {
       // A replica that would run it harmlessly is not given it: two attempts were all it had.
       const survivor = await makeApp('redis', { env, register: registerChildTools });
       try {
-        const ended = await get(survivor, `/tasks/${taskId}?wait_ms=20000`);
+        const ended = await get(survivor, `/tasks/${taskId}?wait_ms=30000`);
         expect(ended.body).toMatchObject({ status: 'failed', attempts: 2, queued: false, error: { code: 'worker_lost' } });
         expect(ended.body.error.detail).toContain('attempted 2 times');
         expect(runs.get(tag)).toBeUndefined();

@@ -1,9 +1,12 @@
 /** Progress reports are thinned before they reach the wire. */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ProgressThrottle, type ProgressReport } from '../../src/tools/progress.ts';
 
 describe('ProgressThrottle', () => {
+  // The throttle's clock is faked: the test moves time itself instead of sleeping and hoping.
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] }));
+  afterEach(() => vi.useRealTimers());
+
   it('sends the first report at once and drops values that do not increase or are not numbers', () => {
     const sent: ProgressReport[] = [];
     const throttle = new ProgressThrottle((r) => sent.push(r), 0);
@@ -20,7 +23,9 @@ describe('ProgressThrottle', () => {
     const throttle = new ProgressThrottle((r) => sent.push(r), 50);
     for (let i = 1; i <= 5; i++) throttle.report(i, 5);
     expect(sent.map((r) => r.done)).toEqual([1]);
-    await sleep(80);
+    vi.advanceTimersByTime(49);
+    expect(sent.map((r) => r.done)).toEqual([1]);
+    vi.advanceTimersByTime(1);
     expect(sent.map((r) => r.done)).toEqual([1, 5]); // 2–4 were superseded
     throttle.report(6, 7);
     throttle.flush();
@@ -35,7 +40,7 @@ describe('ProgressThrottle', () => {
     throttle.close();
     throttle.report(3, undefined);
     throttle.flush();
-    await sleep(50);
+    vi.advanceTimersByTime(1000);
     expect(sent.map((r) => r.done)).toEqual([1]);
   });
 });

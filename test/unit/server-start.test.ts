@@ -1,8 +1,15 @@
 /** The real process: `node --import tsx src/server.ts`, as `npm start` runs it. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, it, expect } from 'vitest';
+import { until } from '../helpers/tasks.ts';
+
+/** A file the slow_op tool writes when its handler starts: the call is then in flight. */
+const slowOpMarks = () => path.join(mkdtempSync(path.join(tmpdir(), 'slow-op-')), 'started');
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const EXIT_WITHIN_MS = 15_000;
@@ -115,7 +122,8 @@ describe('server start', () => {
 
   it('on SIGTERM lets a call in flight finish with 200, then exits 0', async () => {
     const port = await freePort();
-    const { child, exited } = startServer({ PORT: String(port), LOG_LEVEL: 'silent', TOOL_PLUGINS: 'test/unit/fixtures/slow-plugin.ts' });
+    const marks = slowOpMarks();
+    const { child, exited } = startServer({ PORT: String(port), LOG_LEVEL: 'silent', TOOL_PLUGINS: 'test/unit/fixtures/slow-plugin.ts', SLOW_OP_MARKS: marks });
     const base = `http://127.0.0.1:${port}`;
     await waitUntilHealthy(`${base}/healthz`, exited);
     const call = fetch(`${base}/tools/invoke`, {
@@ -123,7 +131,7 @@ describe('server start', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'slow_op', arguments: { ms: 800 } }),
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await until('the call is in flight', () => existsSync(marks));
     child.kill('SIGTERM');
     const response = await call;
     expect(response.status).toBe(200);
@@ -134,7 +142,8 @@ describe('server start', () => {
 
   it('exits 1 when calls are still running after SHUTDOWN_GRACE_MS', async () => {
     const port = await freePort();
-    const { child, exited } = startServer({ PORT: String(port), LOG_LEVEL: 'silent', TOOL_PLUGINS: 'test/unit/fixtures/slow-plugin.ts', SHUTDOWN_GRACE_MS: '300' });
+    const marks = slowOpMarks();
+    const { child, exited } = startServer({ PORT: String(port), LOG_LEVEL: 'silent', TOOL_PLUGINS: 'test/unit/fixtures/slow-plugin.ts', SHUTDOWN_GRACE_MS: '300', SLOW_OP_MARKS: marks });
     const base = `http://127.0.0.1:${port}`;
     await waitUntilHealthy(`${base}/healthz`, exited);
     const call = fetch(`${base}/tools/invoke`, {
@@ -142,7 +151,7 @@ describe('server start', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'slow_op', arguments: { ms: 5000 } }),
     }).catch((err: unknown) => err);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await until('the call is in flight', () => existsSync(marks));
     const signalled = Date.now();
     child.kill('SIGTERM');
     expect((await exited).code).toBe(1);
