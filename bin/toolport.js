@@ -1,8 +1,12 @@
 #!/usr/bin/env node
-// `npx toolport`: starts the service (configured by the environment: PORT, TOOLS_FILE,
-// TOOL_PLUGINS…) from this package's TypeScript sources, with tsx registered in this process
-// so that plugins written in TypeScript load too. One process: signals reach the server.
+// The `toolport` command (src/cli/main.ts). The package runs from its TypeScript sources with tsx
+// registered in this process, so plugins written in TypeScript load too; one process, so signals
+// reach the server that `toolport serve` starts.
+import { readFileSync } from 'node:fs';
 import { register } from 'tsx/esm/api';
 
 register();
-await import('../src/server.ts');
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+const { main } = await import('../src/cli/main.ts');
+const code = await main(process.argv.slice(2), version);
+if (code >= 0) process.exitCode = code;

@@ -96,7 +96,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   let sources: ToolSources | null = null;
   let builtins: ReadonlySet<string> = new Set();
   try {
-    await registerBuiltins(registry, { registry, store, keys, provenance, workspaceRoot: config.workspaceRoot, results, maxContentChars: config.maxContentChars });
+    await registerBuiltins(registry, { registry, store, keys, provenance, workspaceRoot: config.workspaceRoot, results, maxContentChars: config.maxContentChars, groups: config.builtins });
     builtins = new Set(registry.list().map((t) => t.name));
     if (options.register) await registry.withSource('app options', () => options.register!(registry));
     await loadPlugins(registry, config.toolPlugins);

@@ -12,6 +12,8 @@ export interface Config {
   readonly toolsFile: string | null;
   readonly apiKeysFile: string | null;
   readonly workspaceRoot: string | null;
+  /** BUILTINS: the built-in tool groups served (SPEC §1). */
+  readonly builtins: ReadonlySet<BuiltinGroup>;
   readonly logLevel: string;
   readonly sessionTtlS: number;
   readonly sessionMaxEvents: number;
@@ -43,6 +45,9 @@ export interface Config {
   /** /readyz answers 503 while an MCP server behind toolport is down (default: it only names it). */
   readonly readyRequiresUpstreams: boolean;
 }
+
+export const BUILTIN_GROUPS = ['planning', 'workspace', 'introspect', 'results', 'search'] as const;
+export type BuiltinGroup = (typeof BUILTIN_GROUPS)[number];
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -114,6 +119,19 @@ function clusterNodes(env: Env): { host: string; port: number }[] | null {
   });
 }
 
+/** BUILTINS: comma-separated groups, or `all` (the default) or `none` alone. */
+function builtinGroups(env: Env): ReadonlySet<BuiltinGroup> {
+  const raw = text(env, 'BUILTINS') ?? 'all';
+  const names = raw.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+  if (names.length === 1 && names[0] === 'all') return new Set(BUILTIN_GROUPS);
+  if (names.length === 1 && names[0] === 'none') return new Set<BuiltinGroup>();
+  const unknown = names.filter((name) => !(BUILTIN_GROUPS as readonly string[]).includes(name));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new ConfigError(`BUILTINS must be all, none, or a comma-separated list of ${BUILTIN_GROUPS.join(', ')}, got "${raw}"`);
+  }
+  return new Set(names as BuiltinGroup[]);
+}
+
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = text(env, name)?.toLowerCase();
   if (raw === undefined) return fallback;
@@ -163,6 +181,7 @@ export function loadConfig(env: Env = process.env): Config {
     toolsFile: text(env, 'TOOLS_FILE') ?? null,
     apiKeysFile: text(env, 'API_KEYS_FILE') ?? null,
     workspaceRoot: text(env, 'WORKSPACE_ROOT') ?? null,
+    builtins: builtinGroups(env),
     logLevel,
     sessionTtlS: integer(env, 'SESSION_TTL_S', 86400, 1, 365 * 86400),
     sessionMaxEvents: integer(env, 'SESSION_MAX_EVENTS', 1000, 1, 1_000_000),

@@ -1,6 +1,9 @@
-/** The built-in tools: planning, introspect and result_read always, workspace when WORKSPACE_ROOT is set. */
+/**
+ * The built-in tools, in the groups BUILTINS names (default all): planning, introspect, results
+ * (result_read), workspace (only with WORKSPACE_ROOT) and search.
+ */
 import { realpath, stat } from 'node:fs/promises';
-import { ConfigError } from '../config.ts';
+import { ConfigError, type BuiltinGroup } from '../config.ts';
 import { registerPlanningTools } from '../sessions/planning/tools.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { registerIntrospectTools, type IntrospectDeps } from './introspect.ts';
@@ -13,15 +16,28 @@ export interface BuiltinDeps extends IntrospectDeps {
   workspaceRoot: string | null;
   results: ResultResources;
   maxContentChars: number;
+  /** The groups to serve (BUILTINS). */
+  groups: ReadonlySet<BuiltinGroup>;
 }
 
-export async function registerBuiltins(registry: ToolRegistry, deps: BuiltinDeps): Promise<void> {
-  await registry.withSource('built-in planning tools', () => registerPlanningTools(registry));
-  await registry.withSource('built-in introspect tools', () => registerIntrospectTools(registry, deps));
-  await registry.withSource('built-in result_read tool', () => registry.registerTool(resultReadTool(deps.results, deps.maxContentChars) as unknown as ToolDefinition));
-  if (deps.workspaceRoot !== null) {
+/** Each group's tools; a group BUILTINS leaves out registers nothing. */
+const GROUPS: Record<BuiltinGroup, (registry: ToolRegistry, deps: BuiltinDeps) => Promise<void>> = {
+  planning: (registry) => registry.withSource('built-in planning tools', () => registerPlanningTools(registry)),
+  introspect: (registry, deps) => registry.withSource('built-in introspect tools', () => registerIntrospectTools(registry, deps)),
+  results: (registry, deps) =>
+    registry.withSource('built-in result_read tool', () => registry.registerTool(resultReadTool(deps.results, deps.maxContentChars) as unknown as ToolDefinition)),
+  workspace: async (registry, deps) => {
+    if (deps.workspaceRoot === null) return;
     const root = await workspaceRoot(deps.workspaceRoot);
     await registry.withSource('built-in workspace tools', () => registerWorkspaceTools(registry, root));
+  },
+  // tool_search and tool_invoke (SPEC §16) register here, as `built-in search tools`.
+  search: async () => {},
+};
+
+export async function registerBuiltins(registry: ToolRegistry, deps: BuiltinDeps): Promise<void> {
+  for (const group of ['planning', 'introspect', 'results', 'workspace', 'search'] as const) {
+    if (deps.groups.has(group)) await GROUPS[group](registry, deps);
   }
 }
 

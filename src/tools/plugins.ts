@@ -1,6 +1,7 @@
 /** TOOL_PLUGINS: ES modules (or packages) whose default export defines tools (SPEC §2.1). */
-import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolvePackageEntry } from './package-entry.ts';
 import { ToolDefinitionError, type ToolRegistry } from './registry.ts';
 import type { ToolDefinition } from './types.ts';
@@ -20,14 +21,50 @@ function specifierOf(entry: string, cwd: string): string {
   return found === null ? entry : pathToFileURL(found).href;
 }
 
+/** Whether the nearest package.json above `file` says `"type": "module"`. */
+function inModulePackage(file: string): boolean {
+  for (let folder = dirname(file); ; folder = dirname(folder)) {
+    const manifest = join(folder, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        return (JSON.parse(readFileSync(manifest, 'utf8')) as { type?: unknown }).type === 'module';
+      } catch {
+        return false;
+      }
+    }
+    if (dirname(folder) === folder) return false;
+  }
+}
+
+/**
+ * A TypeScript file its project treats as CommonJS (`.cts`, or `.ts` without `"type": "module"`)
+ * cannot go through `import()`: Node hands it to the CommonJS loader, which meets ES syntax and
+ * fails with "require() … in a cycle". tsx's own importer compiles it in either module system.
+ */
+async function importModule(specifier: string): Promise<{ default?: unknown }> {
+  const file = specifier.startsWith('file:') ? fileURLToPath(specifier) : null;
+  if (file !== null && (file.endsWith('.cts') || (file.endsWith('.ts') && !inModulePackage(file)))) {
+    const { tsImport } = await import('tsx/esm/api');
+    return (await tsImport(specifier, import.meta.url)) as { default?: unknown };
+  }
+  return (await import(specifier)) as { default?: unknown };
+}
+
+/** The definitions a module exports: ES `export default`, or CommonJS `module.exports` (and compiled `exports.default`). */
+function exportedBy(module: { default?: unknown }): unknown {
+  const exported = module.default;
+  const inner = typeof exported === 'object' && exported !== null && !Array.isArray(exported) ? (exported as { default?: unknown; handler?: unknown }) : null;
+  return inner !== null && inner.default !== undefined && inner.handler === undefined ? inner.default : exported;
+}
+
 export async function loadPlugin(registry: ToolRegistry, entry: string, cwd = process.cwd()): Promise<void> {
   let module: { default?: unknown };
   try {
-    module = (await import(specifierOf(entry, cwd))) as { default?: unknown };
+    module = await importModule(specifierOf(entry, cwd));
   } catch (err) {
     throw new PluginLoadError(`plugin ${entry} failed to load: ${err instanceof Error ? err.message : String(err)}`);
   }
-  const exported = module.default;
+  const exported = exportedBy(module);
   if (typeof exported === 'function') {
     try {
       await registry.withSource(entry, () => (exported as (r: ToolRegistry) => unknown)(registry));

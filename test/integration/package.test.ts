@@ -1,11 +1,12 @@
 /**
- * The package as a user gets it (SPEC §10 "Plugins outside the repository"): `npm pack`, installed
- * into a fresh folder outside the repository together with the plugin template of examples/, then
- * imported from .mjs and type-checked from .ts, its plugins served through the real app, and the
- * `toolport` command started from there.
+ * The package as a user gets it (SPEC §10 "Plugins outside the repository", §17): `npm pack`,
+ * installed with `--engine-strict` into fresh folders outside the repository — the plugin
+ * template of examples/ (an ES module project) and a CommonJS project — then imported from .mjs
+ * and type-checked from .ts, its plugins served through the real app, plugins of every extension
+ * checked from both kinds of project, and the `toolport` command started from there.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,9 +21,33 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 
 let folder: string;
+/** The plugin template: an ES module project ("type": "module"). */
 let project: string;
+/** A CommonJS project (no "type"). */
+let commonjs: string;
+const installLogs: string[] = [];
 let app: FastifyInstance;
 const children: ChildProcess[] = [];
+
+/** One plugin per extension; `.js` is CommonJS or ES syntax as the project says. */
+function writePlugins(folder: string, kind: 'cjs' | 'esm'): void {
+  const definition = (name: string) => `{ name: '${name}', description: 'Answers its extension.', parameters: { type: 'object', properties: {} }, handler: () => ok('${name}') }`;
+  writeFileSync(join(folder, 'typed.ts'), `import { defineTool, ok } from 'toolport';\nexport default defineTool(${definition('from_ts')});\n`);
+  writeFileSync(join(folder, 'typed-module.mts'), `import { defineTool, ok } from 'toolport';\nexport default defineTool(${definition('from_mts')});\n`);
+  writeFileSync(join(folder, 'module.mjs'), `import { ok } from 'toolport';\nexport default [${definition('from_mjs')}];\n`);
+  writeFileSync(
+    join(folder, 'plain.js'),
+    kind === 'cjs' ? `const { ok } = require('toolport');\nmodule.exports = ${definition('from_js')};\n` : `import { ok } from 'toolport';\nexport default ${definition('from_js')};\n`,
+  );
+}
+
+const PLUGINS = './typed.ts,./typed-module.mts,./plain.js,./module.mjs';
+
+/** `npm install` of the tarball refusing any dependency whose engines exclude this Node (--engine-strict). */
+async function install(tarball: string, cwd: string): Promise<void> {
+  const { stdout, stderr } = await run('npm', ['install', tarball, '--engine-strict', '--prefer-offline', '--no-audit', '--no-fund'], { cwd, maxBuffer: 16 * 1024 * 1024 });
+  installLogs.push(stdout + stderr);
+}
 
 beforeAll(async () => {
   folder = mkdtempSync(join(tmpdir(), 'toolport-package-'));
@@ -31,7 +56,12 @@ beforeAll(async () => {
   const tarball = join(folder, (JSON.parse(packed.stdout) as { filename: string }[])[0]!.filename);
   project = join(folder, 'my-tools');
   cpSync(join(ROOT, 'examples/plugin-template'), project, { recursive: true });
-  await run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: project, maxBuffer: 16 * 1024 * 1024 });
+  writePlugins(project, 'esm');
+  commonjs = join(folder, 'commonjs-project');
+  mkdirSync(commonjs);
+  writeFileSync(join(commonjs, 'package.json'), JSON.stringify({ name: 'commonjs-project', version: '1.0.0', private: true }));
+  writePlugins(commonjs, 'cjs');
+  await Promise.all([install(tarball, project), install(tarball, commonjs)]);
   app = await makeApp('memory', { env: { TOOLS_FILE: join(project, 'tools.yaml') } });
 }, 300_000);
 
@@ -39,9 +69,30 @@ afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   await app?.close();
   if (folder) rmSync(folder, { recursive: true, force: true });
-});
+}, 120_000); // two installed projects to delete
 
 describe('the toolport package installed outside the repository', () => {
+  it('installs with --engine-strict and without one engine warning', () => {
+    expect(installLogs).toHaveLength(2);
+    for (const log of installLogs) expect(log).not.toMatch(/EBADENGINE|Unsupported engine/);
+  });
+
+  it.each([
+    ['an ES module project', () => project],
+    ['a CommonJS project', () => commonjs],
+  ])('loads .ts, .mts, .js and .mjs plugins in %s (toolport check)', async (_kind, where) => {
+    const { stdout } = await run(join(where(), 'node_modules/.bin/toolport'), ['check'], {
+      cwd: where(),
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TOOL_PLUGINS: PLUGINS, BUILTINS: 'none' },
+    });
+    expect(stdout.trim().split('\n').map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual([
+      'from_ts plugin',
+      'from_mts plugin',
+      'from_js plugin',
+      'from_mjs plugin',
+    ]);
+  }, 60_000);
+
   it('gives defineTool, ok and error to plain JavaScript', async () => {
     const script = "import { defineTool, ok, error } from 'toolport'; console.log(JSON.stringify([typeof defineTool, ok(1, 'one'), error('no')]));";
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: project });
@@ -50,6 +101,16 @@ describe('the toolport package installed outside the repository', () => {
       { message: 'one', value: 1, success: true, exclude_value_from_context: false },
       { message: 'no', value: null, success: false, exclude_value_from_context: false },
     ]);
+  });
+
+  it('exports the typed client as toolport/client, to CommonJS and ES modules alike', async () => {
+    const script = "import { ToolportClient, NotFoundError } from 'toolport/client'; const c = new ToolportClient({ baseUrl: 'http://127.0.0.1:9' }); console.log(typeof c.invoke, typeof NotFoundError);";
+    const [esm, cjs] = await Promise.all([
+      run(process.execPath, ['--input-type=module', '-e', script], { cwd: project }),
+      run(process.execPath, ['-e', "const { ToolportClient } = require('toolport/client'); console.log(typeof new ToolportClient({ baseUrl: 'http://x' }).listTools);"], { cwd: commonjs }),
+    ]);
+    expect(esm.stdout).toBe('function function\n');
+    expect(cjs.stdout).toBe('function\n');
   });
 
   it('types TypeScript plugins from its declarations: the template checks, a wrong handler does not', async () => {

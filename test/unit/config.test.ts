@@ -121,6 +121,17 @@ describe('loadConfig', () => {
     expect(loadConfig({ REDIS_AUTO_PIPELINING: '1' }).redisAutoPipelining).toBe(true);
     expect(configErrorOf({ REDIS_AUTO_PIPELINING: 'maybe' }).message).toContain('"maybe"');
   });
+
+  it('serves every built-in group unless BUILTINS names some, or none', () => {
+    expect([...loadConfig({}).builtins].sort()).toEqual(['introspect', 'planning', 'results', 'search', 'workspace']);
+    expect([...loadConfig({ BUILTINS: 'all' }).builtins]).toHaveLength(5);
+    expect([...loadConfig({ BUILTINS: 'none' }).builtins]).toEqual([]);
+    expect([...loadConfig({ BUILTINS: ' planning, Results ' }).builtins].sort()).toEqual(['planning', 'results']);
+    expect(configErrorOf({ BUILTINS: 'planning,files' }).message).toBe(
+      'BUILTINS must be all, none, or a comma-separated list of planning, workspace, introspect, results, search, got "planning,files"',
+    );
+    expect(configErrorOf({ BUILTINS: 'none,planning' }).message).toContain('BUILTINS');
+  });
 });
 
 describe('secretText (<VAR>_FILE)', () => {

@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ApiKeys } from '../../src/callers/keys.ts';
+import { readToolsFile } from '../../src/sources/tools-file.ts';
 import { startChild, stopAll, waitUntilReady } from '../../support/children.ts';
 import { freePorts } from '../../support/ports.ts';
 
@@ -65,6 +66,27 @@ describe('docker-compose.yml', async () => {
     }
   });
 
+  it('passes a TOOLS_FILE that is mounted from the repository and loads', async () => {
+    expect(toolport!.environment!.TOOLS_FILE).toBe('/config/tools.yaml');
+    const mount = toolport!.volumes!.find((v) => v.endsWith(':/config/tools.yaml:ro'));
+    expect(mount).toBe('./deploy/toolport/tools.yaml:/config/tools.yaml:ro');
+    const file = await readToolsFile(path.join(ROOT, mount!.split(':')[0]!), {});
+    expect(file.http).toEqual([]);
+  });
+
+  it("hands Prometheus its scrape key as a Docker secret from the environment, never a literal in a file", async () => {
+    const services = compose.services as Record<string, Service & { secrets?: string[] }>;
+    const secrets = (compose as unknown as { secrets: Record<string, { environment?: string; file?: string }> }).secrets;
+    expect(services.prometheus!.secrets).toEqual(['toolport_metrics_key']);
+    expect(secrets.toolport_metrics_key).toEqual({ environment: 'TOOLPORT_METRICS_KEY' });
+    const prometheus = parse(await read('deploy/prometheus/prometheus.yml')) as { scrape_configs: { authorization: Record<string, string> }[] };
+    expect(prometheus.scrape_configs[0]!.authorization).toEqual({ type: 'Bearer', credentials_file: '/run/secrets/toolport_metrics_key' });
+    expect(await read('deploy/prometheus/prometheus.yml')).not.toMatch(/change-me/);
+    // The example secret in .env.example is the one the "prometheus" key accepts.
+    const example = /^TOOLPORT_METRICS_KEY=(.*)$/m.exec(await read('.env.example'))?.[1];
+    expect(ApiKeys.load(path.join(ROOT, 'deploy/toolport/api-keys.yaml')).authenticate(example!)?.id).toBe('prometheus');
+  });
+
   it('publishes ports on the loopback interface only, unless BIND_ADDRESS says otherwise', () => {
     expect(toolport!.ports).toEqual(['127.0.0.1:8080:8080']);
     expect(litellm!.ports).toEqual(['127.0.0.1:4000:4000']);
@@ -103,6 +125,11 @@ describe('deploy/ configuration', () => {
     const keys = ApiKeys.load(path.join(ROOT, 'deploy/toolport/api-keys.yaml'));
     expect(keys.authenticate('tp-litellm-change-me')?.id).toBe('litellm');
     expect(keys.authenticate('tp-admin-change-me')?.admin).toBe(true);
+  });
+
+  it("lets the gateway's key read cut results (result_read) besides the tools it calls", () => {
+    const gateway = ApiKeys.load(path.join(ROOT, 'deploy/toolport/api-keys.yaml')).authenticate('tp-litellm-change-me')!;
+    for (const tool of ['result_read', 'planning_setup_plan', 'add']) expect(gateway.allows(tool), tool).toBe(true);
   });
 });
 
