@@ -178,11 +178,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     app.addHook('onClose', flushTracing);
     await app.register(requestTracingPlugin, { tracer: tracing });
   }
-  // The dispatcher's seams (src/tools/seams.ts): the effect ledger's guard, the session runner, the tracer.
+  // The call pipeline (src/tools/pipeline/): the stages built above tools/ are handed in here.
+  const sessions = new StagedSessionRunner(store, config.maxContentChars, metrics);
   const dispatcher = new Dispatcher({
     registry,
-    guard: new LedgerGuard(store.ledger, config.ledgerLeaseMs, config.maxContentChars, metrics),
-    sessions: new StagedSessionRunner(store, config.maxContentChars, metrics),
+    store,
+    ledger: new LedgerGuard(store.ledger, config.ledgerLeaseMs, config.maxContentChars, (id) => sessions.view(id), metrics),
+    session: sessions,
     defaultTimeoutMs: config.defaultTimeoutMs,
     maxContentChars: config.maxContentChars,
     results,

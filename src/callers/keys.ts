@@ -8,6 +8,7 @@ import { Ajv } from 'ajv';
 import picomatch from 'picomatch';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../config.ts';
+import { keyPrincipal, type Principal } from './principal.ts';
 
 /** Who is calling: the key's id and what it may do. */
 export interface Caller {
@@ -16,6 +17,8 @@ export interface Caller {
   readonly ratePerMin: number | null;
   /** Whether this caller may see and call the tool. */
   allows(toolName: string): boolean;
+  /** The key as a principal (made once, when the keys are read). */
+  readonly principal: Principal;
 }
 
 interface KeyRecord {
@@ -90,6 +93,7 @@ export class ApiKeys {
         admin: record.admin === true,
         ratePerMin: record.rate_per_min ?? null,
         allows: (name: string) => matchers.some((matches) => matches(name)),
+        principal: keyPrincipal(record.id, record.admin === true),
       });
       return { caller, hash: Buffer.from(hash, 'hex') };
     });

@@ -55,6 +55,7 @@ export function scopeOf(request: FastifyRequest, reply: FastifyReply): Invocatio
     requestId: String(request.id),
     sessionId: sessionIdOf(request),
     caller: request.caller?.id ?? null,
+    principal: request.caller?.principal ?? null,
     ...(request.caller && { allows: request.caller.allows }),
     timeoutMs: timeoutOf(request),
     receivedAt: Date.now(),

@@ -9,9 +9,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { hashJson } from '../tools/hash.ts';
 import { explain, failure, invocationResult, type CallIdentity, type InvocationResult } from '../tools/outcome.ts';
+import type { Next, PipelineCall, Stage } from '../tools/pipeline/index.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
-import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError, type EffectGuard, type GuardedCall } from '../tools/seams.ts';
-import type { ToolContext } from '../tools/types.ts';
+import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../tools/seams.ts';
+import type { SessionHandle } from '../tools/types.ts';
 import type { BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../store/ledger.ts';
 import { derivedKeyPart, KeyFunctionError, scopeName } from './key.ts';
 import type { Metrics } from '../metrics.ts';
@@ -91,57 +92,69 @@ class LeaseRenewer {
 const FIRST_WAIT_MS = 5;
 const MAX_WAIT_MS = 50;
 
-/** The effect ledger as the dispatcher's effect guard. */
-export class LedgerGuard implements EffectGuard {
+/**
+ * The ledger stage of the call pipeline: an idempotent tool's call runs once per key; a repeat
+ * replays the recorded result; the others pass straight on.
+ */
+export class LedgerGuard implements Stage {
+  readonly name = 'ledger';
   readonly #ledger: EffectLedger;
   readonly #leaseMs: number;
   readonly #maxContentChars: number;
   readonly #metrics: Metrics | undefined;
   readonly #renewer: LeaseRenewer;
+  /** The session as a custom key function sees it: staged, never committed. */
+  readonly #view: (sessionId: string) => SessionHandle;
 
-  constructor(ledger: EffectLedger, leaseMs: number, maxContentChars: number, metrics?: Metrics) {
+  constructor(ledger: EffectLedger, leaseMs: number, maxContentChars: number, view: (sessionId: string) => SessionHandle, metrics?: Metrics) {
     this.#ledger = ledger;
+    this.#view = view;
     this.#leaseMs = leaseMs;
     this.#renewer = new LeaseRenewer(ledger, leaseMs);
     this.#maxContentChars = maxContentChars;
     this.#metrics = metrics;
   }
 
-  /** `context` is made only for a custom key function, which is handed it (the other strategies need none). */
-  /** `execute` is handed the call's ledger key (its context tells the handler). */
-  async run(call: GuardedCall, execute: (key: string) => Promise<InvocationResult>, context: () => ToolContext): Promise<InvocationResult> {
-    const { tool, identity } = call;
+  run(call: PipelineCall, next: Next): Promise<InvocationResult> {
+    const idempotency = call.tool.idempotency;
+    return idempotency === null || idempotency.strategy === 'none' ? next() : this.#guard(call, next);
+  }
+
+  /** Begin, then run (`next`) or replay or wait; the call's context is made only for a custom key function. */
+  async #guard(call: PipelineCall, next: Next): Promise<InvocationResult> {
+    const { tool, identity, scope } = call;
+    const headerKey = call.call.idempotencyKey ?? null;
     const paramsHash = hashJson(call.params);
     let part: string;
     try {
-      part = call.headerKey ?? (tool.idempotency!.strategy === 'auto' ? paramsHash : derivedKeyPart(tool, call.params, context()));
+      part = headerKey ?? (tool.idempotency!.strategy === 'auto' ? paramsHash : derivedKeyPart(tool, call.params, call.context(scope.sessionId === null ? null : this.#view(scope.sessionId))));
     } catch (err) {
       if (!(err instanceof KeyFunctionError)) throw err;
       const message = `Tool "${tool.name}" could not compute its idempotency key (${err.message}), so it did not run. This is not caused by your arguments.`;
       return failure(identity, 'handler_error', message, `idempotency key function: ${err.message}`, this.#maxContentChars);
     }
-    const scope = scopeName(tool.idempotency!.scope, call.sessionId, call.caller);
-    const key = `${scope}:${tool.name}:${part}`;
-    const labels: EntryLabels = { tool: tool.name, scope, paramsHash };
+    const scopeKey = scopeName(tool.idempotency!.scope, scope.sessionId, scope.caller);
+    const key = `${scopeKey}:${tool.name}:${part}`;
+    const labels: EntryLabels = { tool: tool.name, scope: scopeKey, paramsHash };
     const token = leaseToken();
-    const request: BeginRequest = { tool: tool.name, scope, paramsHash, key, token, leaseMs: this.#leaseMs, strictPayload: call.headerKey !== null };
+    const request: BeginRequest = { tool: tool.name, scope: scopeKey, paramsHash, key, token, leaseMs: this.#leaseMs, strictPayload: headerKey !== null };
     let waitMs = FIRST_WAIT_MS;
     for (let waited = false; ; waited = true) {
       const outcome = await withSpan('ledger begin', { 'toolport.tool': tool.name }, () => this.#ledger.begin(request));
       if (outcome.kind === 'run') {
         this.#metrics?.ledgerLookup('miss');
-        return this.#execute(call, key, labels, token, execute);
+        return this.#execute(call, key, labels, token, next);
       }
       if (outcome.kind === 'replay') {
         this.#metrics?.ledgerLookup(waited ? 'wait' : 'hit');
         return this.#replay(identity, outcome.effect);
       }
       if (outcome.kind === 'mismatch') throw new IdempotencyKeyReusedError();
-      if (call.headerKey !== null) throw new IdempotencyKeyInFlightError(Math.max(1, Math.ceil(outcome.leaseLeftMs / 1000)));
+      if (headerKey !== null) throw new IdempotencyKeyInFlightError(Math.max(1, Math.ceil(outcome.leaseLeftMs / 1000)));
       // Without the header the caller cannot tell a retry from a new call: wait for the one running.
       const left = call.deadline - Date.now();
-      call.cancellation?.watch(); // a waiting call must notice its caller going away
-      if (call.cancellation?.reason) return this.#keyed(failure(identity, 'cancelled', ...explain.cancelled(tool), this.#maxContentChars), key);
+      scope.cancellation?.watch(); // a waiting call must notice its caller going away
+      if (scope.cancellation?.reason) return this.#keyed(failure(identity, 'cancelled', ...explain.cancelled(tool), this.#maxContentChars), key);
       if (left <= 0) {
         this.#metrics?.ledgerLookup('in_progress');
         return this.#keyed(this.#inProgress(identity, tool), key);
@@ -151,32 +164,34 @@ export class LedgerGuard implements EffectGuard {
     }
   }
 
-  async #execute(call: GuardedCall, key: string, labels: EntryLabels, token: string, execute: (key: string) => Promise<InvocationResult>): Promise<InvocationResult> {
-    const lease: HeldLease = { log: call.log, key, token, renewedAt: performance.now() };
+  async #execute(call: PipelineCall, key: string, labels: EntryLabels, token: string, next: Next): Promise<InvocationResult> {
+    const log = call.scope.log;
+    const lease: HeldLease = { log, key, token, renewedAt: performance.now() };
     this.#renewer.hold(lease);
+    call.idempotencyKey = key; // the handler's context tells it
     let result: InvocationResult;
     try {
-      result = await execute(key);
+      result = await next();
     } catch (err) {
       this.#renewer.release(lease);
-      await this.#abort(call.log, key, token);
+      await this.#abort(log, key, token);
       throw err;
     }
     this.#renewer.release(lease);
     // Only successes are recorded; a failure, a deadline or a cancellation frees the key at once.
     if (!result.success) {
-      await this.#abort(call.log, key, token);
+      await this.#abort(log, key, token);
       return this.#keyed(result, key);
     }
     const effect = this.#effectOf(call.tool, key, labels, result);
     try {
       const ttlS = call.tool.idempotency!.ttl_s;
       if (!(await withSpan('ledger complete', { 'toolport.tool': call.tool.name }, () => this.#ledger.complete(labels, token, effect, ttlS)))) {
-        call.log.warn({ idempotencyKey: key }, 'ledger lease lapsed while the handler ran: its result was not recorded');
+        log.warn({ idempotencyKey: key }, 'ledger lease lapsed while the handler ran: its result was not recorded');
       }
     } catch (err) {
       // The effect happened: answer it rather than a 503. Unrecorded, a retry after the lease runs again.
-      call.log.error({ err, idempotencyKey: key }, 'the ledger did not record a success');
+      log.error({ err, idempotencyKey: key }, 'the ledger did not record a success');
     }
     result.effect_id = effect.effect_id;
     return this.#keyed(result, key);

@@ -288,6 +288,7 @@ export class TaskRunner {
       sessionId: job.sessionId,
       ...(job.sessionSource !== undefined && { sessionSource: job.sessionSource }),
       caller: job.caller,
+      principal: caller?.principal ?? null,
       // A key removed from the keys file since may call nothing.
       ...(job.caller !== null && { allows: caller?.allows ?? (() => false) }),
       timeoutMs: job.timeoutMs,

@@ -6,7 +6,7 @@
  */
 import type { TracingRuntime } from './runtime.ts';
 
-export type { RequestTracer } from './runtime.ts';
+export type { CallTracer, RequestTracer } from './runtime.ts';
 
 /** A request's trace context as plain JSON (W3C Trace Context), to be stored with a task and linked when it runs. */
 export interface TraceLink {

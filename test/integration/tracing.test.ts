@@ -125,7 +125,7 @@ describe('traces', () => {
     const replay = await send(app, { id: 'call_again', name: 'charge_global', arguments: { tag } }, { traceparent: traceparent(CALLER_SPAN_2) });
     expect(replay.body.replayed).toBe(true);
     // A task started by the turn runs later, in a trace of its own linked to the request.
-    const scope = { requestId: 'task-run', sessionId: null, caller: null, timeoutMs: null, receivedAt: Date.now(), log: pino({ level: 'silent' }), cancellation: null };
+    const scope = { requestId: 'task-run', sessionId: null, caller: null, principal: null, timeoutMs: null, receivedAt: Date.now(), log: pino({ level: 'silent' }), cancellation: null };
     // A task over HTTP (Prefer: respond-async): its run is a trace of its own, linked to the request.
     const accepted = await send(app, { name: 'echo', arguments: { text: 'async' } }, { prefer: 'respond-async', traceparent: traceparent(CALLER_SPAN_3) });
     expect(accepted.status).toBe(202);

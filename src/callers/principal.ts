@@ -1,0 +1,17 @@
+/** Who calls, whatever proved it (an API key today); what policies and ownership checks look at. */
+export interface Principal {
+  /** The API key's id (or the signed-in subject): the `caller` named in logs, records and metrics. */
+  readonly id: string;
+  /** The person behind the call when known; null for an API key. */
+  readonly user: string | null;
+  readonly groups: readonly string[];
+  readonly scopes: readonly string[];
+  readonly admin: boolean;
+}
+
+const NONE: readonly string[] = Object.freeze([]);
+
+/** An API key's principal: its id and admin flag, no user, groups or scopes. */
+export function keyPrincipal(id: string, admin: boolean): Principal {
+  return Object.freeze({ id, user: null, groups: NONE, scopes: NONE, admin });
+}

@@ -1,0 +1,116 @@
+/**
+ * One call as it goes down the pipeline (./index.ts): what arrived, who calls, and what each stage
+ * has established so far. One object per call, filled in by the stages in their order.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Principal } from '../../callers/principal.ts';
+import { CallContext, type Cancellation, type NestedCalls } from '../context.ts';
+import type { CallIdentity } from '../outcome.ts';
+import type { ProgressListener } from '../progress.ts';
+import type { RegisteredTool } from '../registry.ts';
+import type { SessionSource } from '../session-handle.ts';
+import type { Resources, SessionHandle } from '../types.ts';
+
+export interface ToolCall {
+  id: string | null;
+  name: string;
+  /** An object, a JSON string (OpenAI, Responses), or absent. */
+  arguments: unknown;
+  /** The arguments are already a parsed body: a string is a wrong value, not JSON text. */
+  parsed?: boolean;
+  /** The caller's Idempotency-Key for this call (docs/ledger.md), already checked by the HTTP edge. */
+  idempotencyKey?: string | null;
+}
+
+/** Who calls and under which limits; shared by the calls of one request. */
+export interface InvocationScope {
+  requestId: string;
+  sessionId: string | null;
+  /** Absent = 'header'. An MCP connection's session ('connection') gives way to a session built-in's `session_id` argument. */
+  sessionSource?: SessionSource;
+  /** The id of who calls (`principal.id`); null when the service is open. */
+  caller: string | null;
+  /** Who calls, as the policy and ownership checks see them; null when no auth is configured. */
+  principal: Principal | null;
+  /** The caller's tool allowlist; a tool it refuses does not exist for this call. Absent = every tool. */
+  allows?: (toolName: string) => boolean;
+  /** The caller's X-Timeout-Ms, counted from `receivedAt` (epoch ms). */
+  timeoutMs: number | null;
+  /** The limit of a tool that sets none, when not the pipeline's (a task's is TASK_TIMEOUT_MS). */
+  defaultTimeoutMs?: number;
+  receivedAt: number;
+  log: Logger;
+  /** Fires when the caller goes away (or, for a nested call, when its parent call ends). */
+  cancellation: Cancellation | null;
+  parentCallId?: string;
+  depth?: number;
+  /** Where the handlers' `context.progress` reports go (an SSE or MCP stream); absent = nowhere. */
+  progress?: ProgressListener;
+  /** The request's format (openai, anthropic, mcp…), for traces. Absent = native. */
+  format?: string;
+}
+
+/** What a handler's context needs beyond the call: made once per pipeline, shared by its calls. */
+export interface CallEnvironment {
+  resources: Resources;
+  /** Runs a handler's `context.invoke` through the same pipeline. */
+  calls: NestedCalls<InvocationScope>;
+}
+
+/**
+ * A call in the pipeline. The fields marked "set by" are written by that stage and read by the
+ * stages after it; a stage before it must not read them.
+ */
+export class PipelineCall {
+  /** The call as it arrived. */
+  readonly call: ToolCall;
+  /** Who calls and under which limits (the scope stage moves it into the session a session built-in chose). */
+  scope: InvocationScope;
+  readonly identity: CallIdentity;
+  /** Set by lookup. */
+  tool!: RegisteredTool;
+  /** The arguments once parsed as JSON (null before, or when they are not JSON): what the call's event and feed entry show. */
+  parsed: unknown = null;
+  /** Set by validate: the arguments, valid against the tool's schema, frozen. */
+  params!: Readonly<Record<string, unknown>>;
+  /** Set by the scope stage: epoch ms, and the time limit it comes from. */
+  deadline = 0;
+  budgetMs = 0;
+  /** Set by the scope stage: a session built-in in a session the model did not name; its result tells the model the id. */
+  announceSession = false;
+  /** Set by the ledger stage when it lets an idempotent call run: the call's ledger key. */
+  idempotencyKey: string | null = null;
+  /** Set by the session stage for each attempt: the staged session the handler works on. */
+  session: SessionHandle | null = null;
+  /** Set by the session stage once it has recorded the call's event in the session. */
+  sessionRecorded = false;
+  readonly #environment: CallEnvironment;
+
+  constructor(call: ToolCall, scope: InvocationScope, environment: CallEnvironment) {
+    this.call = call;
+    this.scope = scope;
+    this.identity = { id: call.id ?? `call_${randomUUID()}`, name: call.name, toolHash: null, startedAt: performance.now() };
+    this.#environment = environment;
+  }
+
+  /** The handler's context, on `session` (null: none; a staged view for a custom key function). */
+  context(session: SessionHandle | null): CallContext {
+    const scope = this.scope;
+    return new CallContext({
+      callId: this.identity.id,
+      toolName: this.tool.name,
+      requestId: scope.requestId,
+      idempotencyKey: this.idempotencyKey,
+      session,
+      deadline: this.deadline,
+      sessionId: scope.sessionId,
+      caller: scope.caller,
+      resources: this.#environment.resources,
+      log: scope.log,
+      calls: this.#environment.calls,
+      scope,
+      progress: scope.progress ?? null,
+    });
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * handler: the last stage. Runs the tool's handler under the call's deadline and the caller's
+ * cancellation, and turns what it returned or threw into the call's result: checked against the
+ * tool's result contract, rendered as content, and, when the content is cut, kept whole.
+ */
+import type { ResultRef, ResultResources } from '../../store/results.ts';
+import { StoreUnavailableError } from '../../store/types.ts';
+import type { CallContext } from '../context.ts';
+import { ToolFailure } from '../failure.ts';
+import { explain, failure, invocationResult, reasonOf, type InvocationResult, type ResultParts } from '../outcome.ts';
+import { settle } from '../race.ts';
+import { joinContent, withAttachmentsNamed } from '../render.ts';
+import { checkResult } from '../result.ts';
+import { announceSession } from '../session-handle.ts';
+import type { PipelineCall } from './call.ts';
+import type { Stage } from './stage.ts';
+
+export interface HandlerOptions {
+  maxContentChars: number;
+  /** Keeps the whole of a content that was cut (docs/large-results.md); absent: the rest is dropped. */
+  results?: Pick<ResultResources, 'keep'>;
+}
+
+export function handlerStage(options: HandlerOptions): Stage {
+  return new HandlerStage(options);
+}
+
+class HandlerStage implements Stage {
+  readonly name = 'handler';
+  readonly #max: number;
+  readonly #results: Pick<ResultResources, 'keep'> | undefined;
+
+  constructor({ maxContentChars, results }: HandlerOptions) {
+    this.#max = maxContentChars;
+    this.#results = results;
+  }
+
+  async run(call: PipelineCall): Promise<InvocationResult> {
+    const { tool, params, identity, scope } = call;
+    const max = this.#max;
+    const context = call.context(call.session);
+    const settled = await settle(() => tool.handler(params, context), context, scope.cancellation);
+    if (settled.kind === 'deadline' || settled.kind === 'cancelled') {
+      const [message, detail] = settled.kind === 'deadline' ? explain.deadline(tool, call.budgetMs) : explain.cancelled(tool);
+      return failure(identity, settled.kind === 'deadline' ? 'deadline_exceeded' : 'cancelled', message, detail, max);
+    }
+    if (settled.kind === 'threw') return this.#thrown(call, context, settled.error);
+    const checked = checkResult(tool, settled.value);
+    if (typeof checked === 'string') {
+      context.log.warn({ problem: checked }, 'tool returned an invalid result');
+      const [message, detail] = explain.resultInvalid(tool, checked);
+      return failure(identity, 'result_invalid', message, detail, max);
+    }
+    const { message, value, success, exclude, valueJson, attachments } = call.announceSession ? announceSession(checked, scope.sessionId!) : checked;
+    const error = success ? null : { code: 'tool_failed' as const, detail: message };
+    const parts: ResultParts = { success, message, value, excludeValue: exclude, valueJson, error, toolHash: tool.hash, attachments };
+    const limit = tool.maxContentChars ?? max;
+    const shown = exclude ? null : valueJson;
+    // Cheap test first: most results are far below the limit.
+    const named = attachments == null ? message : withAttachmentsNamed(message, attachments);
+    if (named.length + (shown?.length ?? 0) + 2 > limit) {
+      const whole = joinContent(named, shown);
+      if (whole.length > limit) {
+        const kept = await this.#keepWhole(call, whole);
+        if (kept !== null) parts.kept = kept;
+      }
+    }
+    return invocationResult(identity, parts, limit);
+  }
+
+  #thrown({ tool, identity }: PipelineCall, context: CallContext, error: unknown): InvocationResult {
+    if (error instanceof StoreUnavailableError) throw error;
+    if (error instanceof ToolFailure) {
+      context.log.warn({ code: error.code, detail: error.detail }, 'tool failed');
+      return failure(identity, error.code, error.message, error.detail, this.#max);
+    }
+    context.log.warn({ err: error }, 'tool handler threw');
+    const [message, detail] = explain.handlerError(tool, reasonOf(error));
+    return failure(identity, 'handler_error', message, detail, this.#max);
+  }
+
+  /** Keeps a cut content whole for its caller; a store that is down loses the rest, not the call. */
+  async #keepWhole({ scope, identity }: PipelineCall, content: string): Promise<ResultRef | null> {
+    if (this.#results === undefined) return null;
+    try {
+      return await this.#results.keep({ caller: scope.caller, tool: identity.name, callId: identity.id, content });
+    } catch (err) {
+      if (!(err instanceof StoreUnavailableError)) throw err;
+      scope.log.warn({ err, callId: identity.id }, 'the whole of a cut result could not be kept: the store is unreachable');
+      return null;
+    }
+  }
+}
