@@ -11,7 +11,7 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
  * takes its floor here, the floor above everything it imports.
  */
 const FLOORS: readonly (readonly string[])[] = [
-  ['config.ts', 'json.ts', 'lazy-logger.ts', 'metrics.ts', 'schemas.ts', 'tracing/'],
+  ['config.ts', 'json.ts', 'lazy-logger.ts', 'metrics.ts', 'schemas.ts', 'tracing/', 'client/'],
   ['store/', 'callers/'],
   ['tools/'],
   ['errors.ts'],
@@ -20,6 +20,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['routes/'],
   ['app.ts'],
   ['server.ts', 'index.ts'],
+  ['cli/'],
 ];
 
 /** The layer unit of a path under src/: its top-level folder (`tools/`), or a top-level file. */
