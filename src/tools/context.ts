@@ -103,6 +103,8 @@ export class CallContext implements ToolContext {
   readonly #init: CallContextInit<unknown>;
   #controller: AbortController | null = null;
   #log: Logger | null = null;
+  /** performance.now() of the last beat(); 0: none yet. */
+  #beatAt = 0;
 
   constructor(init: CallContextInit<unknown>) {
     this.callId = init.callId;
@@ -132,7 +134,15 @@ export class CallContext implements ToolContext {
     return this.#log;
   }
 
-  beat(): void {}
+  /** A handler's sign of life: a tool with `heartbeat_ms` that goes longer without one is aborted as stuck. */
+  beat(): void {
+    this.#beatAt = performance.now();
+  }
+
+  /** performance.now() of the last beat(); 0 when the handler has not beaten. */
+  get lastBeat(): number {
+    return this.#beatAt;
+  }
 
   progress(done: number, total?: number): void {
     this.#init.progress?.(this.callId, done, total);

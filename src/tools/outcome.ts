@@ -154,6 +154,12 @@ export const explain = {
       `session write conflicted ${attempts} times`,
     ];
   },
+  stalled(tool: RegisteredTool, heartbeatMs: number): [string, string] {
+    return [
+      `Tool "${tool.name}" stopped making progress (no sign of life for ${heartbeatMs} ms) and was stopped. Try again later.`,
+      `no heartbeat within ${heartbeatMs} ms: aborted as stuck`,
+    ];
+  },
   cancelled(tool: RegisteredTool): [string, string] {
     return [`The call to tool "${tool.name}" was cancelled by the caller.`, 'cancelled by the caller'];
   },

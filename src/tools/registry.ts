@@ -62,6 +62,8 @@ export interface RegisteredTool {
   readonly keyFunction: IdempotencyConfig['key'] | null;
   readonly annotations: ToolAnnotations | null;
   readonly timeoutMs: number | null;
+  /** A handler that goes this long without `context.beat()` is aborted as stuck; null: never. */
+  readonly heartbeatMs: number | null;
   /** The tool's own content cut-off; null: MAX_CONTENT_CHARS. */
   readonly maxContentChars: number | null;
   /** A session built-in: takes the optional `session_id` argument and always runs in a session (src/tools/session-handle.ts). */
@@ -208,7 +210,7 @@ export class ToolRegistry implements PluginRegistry {
   #check(definition: unknown, source: string, takesSessionHandle: boolean, replaceable: (name: string) => boolean = () => false, options: RegisterOptions = {}): RegisteredTool {
     const upstream = options.schemas === 'upstream';
     if (!isObject(definition)) fail(source, undefined, 'a definition must be an object');
-    const { name, description, parameters, result, examples, idempotency, annotations, timeout_ms, max_content_chars, handler } = definition;
+    const { name, description, parameters, result, examples, idempotency, annotations, timeout_ms, heartbeat_ms, max_content_chars, handler } = definition;
     if (typeof name !== 'string' || !TOOL_NAME.test(name)) fail(source, name, `name must match ${TOOL_NAME}`);
     if (this.#tools.has(name) && !replaceable(name)) fail(source, name, `name is already taken by ${this.#tools.get(name)!.source}`);
     if (typeof description !== 'string' || description.length < 1 || description.length > 200) {
@@ -219,6 +221,9 @@ export class ToolRegistry implements PluginRegistry {
     if (result !== undefined && !isObject(result)) fail(source, name, 'result must be a JSON Schema object');
     if (timeout_ms !== undefined && !(Number.isInteger(timeout_ms) && (timeout_ms as number) >= 1)) {
       fail(source, name, 'timeout_ms must be a positive whole number of milliseconds');
+    }
+    if (heartbeat_ms !== undefined && !(Number.isInteger(heartbeat_ms) && (heartbeat_ms as number) >= 1)) {
+      fail(source, name, 'heartbeat_ms must be a positive whole number of milliseconds');
     }
     if (max_content_chars !== undefined && !(Number.isInteger(max_content_chars) && (max_content_chars as number) >= 1 && (max_content_chars as number) < this.#maxContentChars)) {
       fail(source, name, `max_content_chars must be a whole number from 1 to ${this.#maxContentChars - 1} (below MAX_CONTENT_CHARS)`);
@@ -241,6 +246,7 @@ export class ToolRegistry implements PluginRegistry {
       keyFunction,
       annotations: checkAnnotations(source, name, annotations),
       timeoutMs: (timeout_ms as number | undefined) ?? null,
+      heartbeatMs: (heartbeat_ms as number | undefined) ?? null,
       maxContentChars: (max_content_chars as number | undefined) ?? null,
       takesSessionHandle,
       hash: definitionHash(name, description, parametersJson, resultJson),

@@ -100,6 +100,8 @@ export interface ToolDefinition<P = Record<string, unknown>, V = unknown> {
   idempotency?: IdempotencyConfig;
   annotations?: ToolAnnotations;
   timeout_ms?: number;
+  /** A handler that goes this long without calling `context.beat()` is aborted as stuck (`deadline_exceeded`). */
+  heartbeat_ms?: number;
   /** This tool's own `content` cut-off, below MAX_CONTENT_CHARS (SPEC §11). */
   max_content_chars?: number;
   /** Method syntax on purpose: a definition typed for its own params is still a ToolDefinition. */

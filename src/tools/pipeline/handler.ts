@@ -39,7 +39,11 @@ class HandlerStage implements Stage {
     const { tool, params, identity, scope } = call;
     const max = this.#max;
     const context = call.context(call.session);
-    const settled = await settle(() => tool.handler(params, context), context, scope.cancellation);
+    const settled = await settle(() => tool.handler(params, context), context, scope.cancellation, tool.heartbeatMs);
+    if (settled.kind === 'stalled') {
+      context.log.warn({ heartbeatMs: tool.heartbeatMs }, 'tool handler stopped beating: aborted as stuck');
+      return failure(identity, 'deadline_exceeded', ...explain.stalled(tool, tool.heartbeatMs!), max);
+    }
     if (settled.kind === 'deadline' || settled.kind === 'cancelled') {
       const [message, detail] = settled.kind === 'deadline' ? explain.deadline(tool, call.budgetMs) : explain.cancelled(tool);
       return failure(identity, settled.kind === 'deadline' ? 'deadline_exceeded' : 'cancelled', message, detail, max);
