@@ -22,6 +22,8 @@ import { sessionRoutes } from './routes/sessions.ts';
 import { registerBuiltins } from './builtin/index.ts';
 import { ApiKeys } from './callers/keys.ts';
 import { authPlugin } from './plugins/auth.ts';
+import { TokenVerifier } from './callers/tokens.ts';
+import { resourceMetadataRoutes } from './routes/resource-metadata.ts';
 import { methodsPlugin } from './plugins/methods.ts';
 import { bodyLimitPlugin } from './plugins/body-limit.ts';
 import { routeAnswersPlugin } from './plugins/route-answers.ts';
@@ -81,6 +83,12 @@ function warnOfIdempotentHints(registry: ToolRegistry, log: Logger, builtins: Re
   }
 }
 
+/** What a token's `aud` must contain: AUTH_AUDIENCE, or else this service's URL or its /mcp (what MCP clients ask for). */
+function audiencesOf(config: Config): string[] {
+  if (config.authAudience !== null) return [config.authAudience];
+  return [config.publicUrl!, `${config.publicUrl!}/mcp`];
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -88,7 +96,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const logger = options.logger ?? createLogger(config);
   // The SDK is loaded only now, and only when configured: otherwise nothing of OpenTelemetry runs.
   const tracing = config.tracing ? await startTracing(VERSION) : null;
-  const keys = config.apiKeysFile === null ? null : ApiKeys.load(config.apiKeysFile);
+  const tokens = config.authIssuer === null ? null : new TokenVerifier({ issuer: config.authIssuer, audiences: audiencesOf(config), groupsClaim: config.authGroupsClaim, log: logger });
+  // Users without a keys file: no keys, and every verified user may call every tool.
+  const keys = config.apiKeysFile !== null ? ApiKeys.load(config.apiKeysFile) : tokens !== null ? ApiKeys.none() : null;
+  const authConfigured = keys !== null;
   const store = await createStore(config, logger);
   const registry = new ToolRegistry({ maxContentChars: config.maxContentChars });
   const results = new ResultResources(store.results, config.resultTtlS);
@@ -197,7 +208,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     store: store.tasks,
     registry,
     execute: (job, scope) => answerCalls(dispatcher, formatByName(job.format), job, scope),
-    callerOf: (id) => keys?.byId(id),
+    callerOf: (id, user) => keys?.callerOf(id, user),
     ttlS: config.taskTtlS,
     timeoutMs: config.taskTimeoutMs,
     leaseMs: config.taskLeaseMs,
@@ -215,8 +226,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(methodsPlugin);
   await app.register(bodyLimitPlugin);
   await app.register(routeAnswersPlugin);
-  await app.register(authPlugin, { keys, redis: store.rateLimitRedis, keyPrefix: config.keyPrefix });
-  await app.register(openApiPlugin, { version: VERSION, registry, keysConfigured: keys !== null });
+  await app.register(authPlugin, { keys, tokens, publicUrl: config.publicUrl, redis: store.rateLimitRedis, keyPrefix: config.keyPrefix });
+  await app.register(openApiPlugin, { version: VERSION, registry, keysConfigured: authConfigured });
+  if (config.authIssuer !== null && config.publicUrl !== null) {
+    await app.register(resourceMetadataRoutes, { publicUrl: config.publicUrl, issuer: config.authIssuer, scopes: keys!.access.scopes() });
+  }
   await app.register(healthRoutes, { store, upstreams: () => sources?.upstreamStatus() ?? [], readyRequiresUpstreams: config.readyRequiresUpstreams });
   await app.register(toolRoutes, { registry, provenance });
   await app.register(provenanceRoutes, { provenance });
@@ -227,7 +241,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(ledgerRoutes, { ledger: store.ledger });
   await app.register(mcpRoutes, { dispatcher, registry, version: VERSION, metrics, tasks, results });
   await app.register(callRoutes, { feed });
-  await app.register(callerRoutes, { keysRequired: keys !== null });
+  await app.register(callerRoutes, { keysRequired: authConfigured });
   await app.register(consoleRoutes);
   await app.register(resultRoutes, { results });
   return app;

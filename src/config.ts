@@ -44,6 +44,14 @@ export interface Config {
   readonly taskConcurrency: number;
   /** /readyz answers 503 while an MCP server behind toolport is down (default: it only names it). */
   readonly readyRequiresUpstreams: boolean;
+  /** AUTH_ISSUER: the OpenID Connect issuer whose JWT access tokens name users (SPEC §15); null = API keys only. */
+  readonly authIssuer: string | null;
+  /** AUTH_AUDIENCE: what a token's `aud` must contain; null = PUBLIC_URL or PUBLIC_URL/mcp. */
+  readonly authAudience: string | null;
+  /** AUTH_GROUPS_CLAIM: the claim (a dotted path reaches inside objects) holding a user's groups. */
+  readonly authGroupsClaim: string;
+  /** PUBLIC_URL: where clients reach this service, without a trailing slash. */
+  readonly publicUrl: string | null;
 }
 
 export const BUILTIN_GROUPS = ['planning', 'workspace', 'introspect', 'results', 'search'] as const;
@@ -132,6 +140,21 @@ function builtinGroups(env: Env): ReadonlySet<BuiltinGroup> {
   return new Set(names as BuiltinGroup[]);
 }
 
+function httpUrl(env: Env, name: string): string | null {
+  const raw = text(env, name);
+  if (raw === undefined) return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    // refused below
+  }
+  if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '' || url.hash !== '') {
+    throw new ConfigError(`${name} must be an http:// or https:// URL without query or fragment, got "${raw}"`);
+  }
+  return raw;
+}
+
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = text(env, name)?.toLowerCase();
   if (raw === undefined) return fallback;
@@ -169,7 +192,17 @@ export function loadConfig(env: Env = process.env): Config {
   if (redis !== null && cluster !== null) {
     throw new ConfigError('REDIS_URL and REDIS_CLUSTER_NODES are exclusive: set one of them');
   }
+  const authIssuer = httpUrl(env, 'AUTH_ISSUER');
+  const publicUrl = httpUrl(env, 'PUBLIC_URL')?.replace(/\/+$/, '') ?? null;
+  const authAudience = text(env, 'AUTH_AUDIENCE') ?? null;
+  if (authIssuer !== null && publicUrl === null && authAudience === null) {
+    throw new ConfigError('AUTH_ISSUER needs PUBLIC_URL (or AUTH_AUDIENCE): the audience tokens must be issued for');
+  }
   return Object.freeze({
+    authIssuer,
+    authAudience,
+    authGroupsClaim: text(env, 'AUTH_GROUPS_CLAIM') ?? 'groups',
+    publicUrl,
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST') ?? '127.0.0.1',
     redisUrl: redis,

@@ -19,6 +19,15 @@ export const MethodNotAllowed = createError('TP_METHOD_NOT_ALLOWED', '%s', 405);
 export const StoreUnavailable = createError('TP_STORE_UNAVAILABLE', '%s', 503);
 export const Unauthorized = createError('TP_UNAUTHORIZED', '%s', 401);
 export const Forbidden = createError('TP_FORBIDDEN', '%s', 403);
+const InsufficientScopeBase = createError<[string]>('TP_INSUFFICIENT_SCOPE', '%s', 403);
+/** A user's token lacks a scope an access rule needs (SPEC §15): the problem names it. */
+export class InsufficientScope extends InsufficientScopeBase {
+  readonly scope: string;
+  constructor(message: string, scope: string) {
+    super(message);
+    this.scope = scope;
+  }
+}
 export const RateLimited = createError('TP_RATE_LIMITED', '%s', 429);
 export const Closing = createError('TP_CLOSING', '%s', 503);
 export const NotReady = createError('TP_NOT_READY', '%s', 503);
@@ -34,8 +43,9 @@ const PROBLEMS: Record<string, [string, string]> = {
   TP_NOT_FOUND: ['not-found', 'Not found'],
   TP_METHOD_NOT_ALLOWED: ['method-not-allowed', 'This path does not take this method'],
   TP_STORE_UNAVAILABLE: ['store-unavailable', 'The state store is unreachable'],
-  TP_UNAUTHORIZED: ['unauthorized', 'A valid API key is required'],
-  TP_FORBIDDEN: ['forbidden', 'This API key may not use this route'],
+  TP_UNAUTHORIZED: ['unauthorized', 'A valid API key or access token is required'],
+  TP_FORBIDDEN: ['forbidden', 'This caller may not use this route'],
+  TP_INSUFFICIENT_SCOPE: ['insufficient-scope', 'The access token lacks a scope this call needs'],
   TP_RATE_LIMITED: ['rate-limited', "The API key's rate limit is reached"],
   TP_CLOSING: ['shutting-down', 'The service is shutting down'],
   TP_NOT_READY: ['not-ready', 'A tool server behind toolport is down'],
@@ -57,6 +67,8 @@ export interface Problem {
   detail: string;
   instance?: string;
   request_id?: string;
+  /** insufficient-scope: the scope to ask the user for. */
+  scope?: string;
 }
 
 export function problemOf(error: unknown): Problem {
@@ -72,7 +84,7 @@ export function problemOf(error: unknown): Problem {
   const code = fastifyError.code ?? '';
   // Fastify's own texts (its error codes without a mapping here) never reach the client: the title does.
   const detail = code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'send the body as Content-Type: application/json' : code.startsWith('FST_') && !(code in PROBLEMS) ? title : (fastifyError.message ?? title);
-  return { type: `${TYPE_BASE}${slug}`, title, status, detail };
+  return { type: `${TYPE_BASE}${slug}`, title, status, detail, ...(error instanceof InsufficientScope && { scope: error.scope }) };
 }
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {

@@ -11,6 +11,7 @@ export const problemSchema = {
     detail: { type: 'string' },
     instance: { type: 'string' },
     request_id: { type: 'string' },
+    scope: { type: 'string', description: 'insufficient-scope: the scope the access token lacks' },
   },
   required: ['type', 'title', 'status', 'detail'],
 };

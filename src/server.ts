@@ -27,7 +27,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const { store, registry } = app.toolport;
-  if (config.apiKeysFile === null) log.warn('no API_KEYS_FILE: every route is open to anyone who can reach this port');
+  if (config.apiKeysFile === null && config.authIssuer === null) log.warn('no API_KEYS_FILE: every route is open to anyone who can reach this port');
 
   // SIGTERM/SIGINT: stop accepting, let in-flight calls finish (up to SHUTDOWN_GRACE_MS), close Redis, exit 0.
   // Past the grace period, or on a second signal, exit 1 at once: leases of unfinished calls lapse.

@@ -24,8 +24,8 @@ function catalogTool({ registry, keys, provenance }: IntrospectDeps): ToolDefini
     parameters: { type: 'object', properties: {} },
     annotations: { read_only: true, destructive: false, idempotent: true, open_world: false },
     handler: async (_params, context) => {
-      const caller = context.caller === null ? null : (keys?.byId(context.caller) ?? null);
-      const tools = registry.list().filter((tool) => caller === null || caller.allows(tool.name));
+      const caller = context.caller === null || keys === null ? null : (keys.callerOf(context.caller, context.user) ?? null);
+      const tools = registry.list().filter((tool) => context.caller === null || (caller !== null && caller.allows(tool.name)));
       await provenance.recorded();
       const versions = await Promise.all(tools.map((t) => provenance.versions(t.name)));
       return ok(

@@ -1,6 +1,7 @@
 /**
  * API keys (SPEC §8) from API_KEYS_FILE, JSON or YAML: a list of {id, key_sha256, tools: [glob…],
- * admin?, rate_per_min?}. The secret itself never reaches toolport's memory beyond one hash.
+ * admin?, rate_per_min?}, or an object {keys: [that list], access: [rules for verified users]}.
+ * The secret itself never reaches toolport's memory beyond one hash.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -9,16 +10,33 @@ import picomatch from 'picomatch';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../config.ts';
 import { keyPrincipal, type Principal } from './principal.ts';
+import { AccessRules, accessRuleSchema, scopesOf, type AccessRule } from './access.ts';
 
-/** Who is calling: the key's id and what it may do. */
+export type { Principal };
+
+/** A verified user as handlers see it (`context.user`): the token's subject, groups and claims. */
+export interface UserIdentity {
+  readonly id: string;
+  readonly groups: readonly string[];
+  readonly claims: Readonly<Record<string, unknown>>;
+}
+
+/** Who is calling: the key's or user's id and what it may do. */
 export interface Caller {
   readonly id: string;
+  /** Callers with the same key see the same tools (a key's id; a user's groups). */
+  readonly catalogKey: string;
   readonly admin: boolean;
   readonly ratePerMin: number | null;
-  /** Whether this caller may see and call the tool. */
-  allows(toolName: string): boolean;
-  /** The key as a principal (made once, when the keys are read). */
   readonly principal: Principal;
+  /** The verified user; null for an API key. */
+  readonly user: UserIdentity | null;
+  /** Whether this caller may see the tool (and call it, unless a scope is missing). */
+  allows(toolName: string): boolean;
+  /** The scope the caller's token lacks to call a tool it sees; null when nothing is missing. */
+  missingScope(toolName: string): string | null;
+  /** Whether this caller may call the tool: it sees it and lacks no scope for it. */
+  mayCall(toolName: string): boolean;
 }
 
 interface KeyRecord {
@@ -29,9 +47,8 @@ interface KeyRecord {
   rate_per_min?: number;
 }
 
-const keysSchema = {
+const keyListSchema = {
   type: 'array',
-  minItems: 1,
   items: {
     type: 'object',
     additionalProperties: false,
@@ -45,7 +62,14 @@ const keysSchema = {
     },
   },
 };
-const validateKeys = new Ajv({ allErrors: true }).compile<KeyRecord[]>(keysSchema);
+const ajv = new Ajv({ allErrors: true });
+const validateKeys = ajv.compile<KeyRecord[]>({ ...keyListSchema, minItems: 1 });
+const validateKeysFile = ajv.compile<{ keys: KeyRecord[]; access?: AccessRule[] }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['keys'],
+  properties: { keys: keyListSchema, access: { type: 'array', items: accessRuleSchema } },
+});
 
 export function sha256(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
@@ -58,9 +82,12 @@ interface StoredKey {
 
 export class ApiKeys {
   readonly #keys: StoredKey[];
+  /** What verified users may do; with no `access:` written, every tool. */
+  readonly access: AccessRules;
 
-  private constructor(keys: StoredKey[]) {
+  private constructor(keys: StoredKey[], access: AccessRules) {
     this.#keys = keys;
+    this.access = access;
   }
 
   /** Reads and checks the file; every problem is a ConfigError naming API_KEYS_FILE. */
@@ -74,30 +101,55 @@ export class ApiKeys {
     return ApiKeys.from(records, `API_KEYS_FILE "${file}"`);
   }
 
-  static from(records: unknown, source = 'API keys'): ApiKeys {
-    if (!validateKeys(records)) {
-      const problems = (validateKeys.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
-      throw new ConfigError(`${source} must be a list of {id, key_sha256, tools, admin?, rate_per_min?}: ${problems}`);
+  static from(content: unknown, source = 'API keys'): ApiKeys {
+    let records: KeyRecord[];
+    let access: AccessRule[] | null = null;
+    if (Array.isArray(content)) {
+      if (!validateKeys(content)) {
+        const problems = (validateKeys.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
+        throw new ConfigError(`${source} must be a list of {id, key_sha256, tools, admin?, rate_per_min?}: ${problems}`);
+      }
+      records = content;
+    } else {
+      if (!validateKeysFile(content)) {
+        const problems = (validateKeysFile.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
+        throw new ConfigError(`${source} must be a list of keys or {keys: [...], access: [{groups?, scopes?, tools, admin?, rate_per_min?}]}: ${problems}`);
+      }
+      records = content.keys;
+      access = content.access ?? null;
     }
     const ids = new Set<string>();
     const hashes = new Set<string>();
     const keys = records.map((record) => {
       const hash = record.key_sha256.toLowerCase();
+      // "user:<sub>" names a verified user: a key of that id would own that user's records.
+      if (record.id.startsWith('user:')) throw new ConfigError(`${source}: key id "${record.id}" must not start with "user:" (the ids of verified users)`);
       if (ids.has(record.id)) throw new ConfigError(`${source}: key id "${record.id}" appears twice`);
       if (hashes.has(hash)) throw new ConfigError(`${source}: key "${record.id}" has the same key_sha256 as another key`);
       ids.add(record.id);
       hashes.add(hash);
       const matchers = record.tools.map((glob) => picomatch(glob));
+      const admin = record.admin === true;
+      const allows = (name: string) => matchers.some((matches) => matches(name));
       const caller: Caller = Object.freeze({
         id: record.id,
-        admin: record.admin === true,
+        catalogKey: `key:${record.id}`,
+        admin,
         ratePerMin: record.rate_per_min ?? null,
-        allows: (name: string) => matchers.some((matches) => matches(name)),
-        principal: keyPrincipal(record.id, record.admin === true),
+        principal: keyPrincipal(record.id, admin),
+        user: null,
+        allows,
+        missingScope: () => null,
+        mayCall: allows,
       });
       return { caller, hash: Buffer.from(hash, 'hex') };
     });
-    return new ApiKeys(keys);
+    return new ApiKeys(keys, new AccessRules(access));
+  }
+
+  /** No keys file: no keys, and every verified user may call every tool. */
+  static none(): ApiKeys {
+    return new ApiKeys([], new AccessRules(null));
   }
 
   /**
@@ -109,6 +161,12 @@ export class ApiKeys {
     let found: Caller | null = null;
     for (const key of this.#keys) if (timingSafeEqual(presented, key.hash)) found = key.caller;
     return found;
+  }
+
+  /** The caller of a call made earlier (a task, a handler's context): a key by its id, a user by what their token said. */
+  callerOf(id: string, user: UserIdentity | null): Caller | undefined {
+    if (user === null) return this.byId(id);
+    return this.access.callerFor({ sub: user.id, groups: user.groups, scopes: scopesOf(user.claims), claims: user.claims });
   }
 
   byId(id: string): Caller | undefined {

@@ -84,7 +84,7 @@ export class McpEndpoint {
   }
 
   #toolList(era: Era, caller: Caller | null): Record<string, unknown> {
-    const id = caller?.id ?? '';
+    const id = caller?.catalogKey ?? '';
     if (this.#listedVersion !== this.#registry.version) {
       this.#toolLists.clear();
       this.#listedVersion = this.#registry.version;

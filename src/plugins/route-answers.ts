@@ -46,8 +46,8 @@ export function documentAnswers(route: Pick<RouteOptions, 'method' | 'schema' | 
   if (readsBody || schema.params !== undefined || schema.querystring !== undefined || schema.headers !== undefined) {
     add(400, 'a parameter, header or body that is not acceptable (invalid-request, invalid-query, invalid-header, invalid-body)');
   }
-  if (!open) add(401, 'API keys are configured and no key, or a key that matches none, was sent (WWW-Authenticate: Bearer)');
-  if ((route.config as { admin?: boolean } | undefined)?.admin === true) add(403, 'the API key is not an admin key');
+  if (!open) add(401, 'API keys or AUTH_ISSUER are configured and no valid key or access token was sent (WWW-Authenticate: Bearer, with resource_metadata when PUBLIC_URL is set)');
+  if ((route.config as { admin?: boolean } | undefined)?.admin === true) add(403, 'the caller is not an admin');
   if (readsBody) {
     add(413, 'the body is larger than MAX_BODY_BYTES');
     add(415, 'a body that is not application/json');

@@ -4,7 +4,7 @@ import fastJson from 'fast-json-stringify';
 import { FORMAT_NAMES, parseCalls } from '../formats/index.ts';
 import { IDEMPOTENCY_KEY } from '../ledger/key.ts';
 import { nativeFormat } from '../formats/native.ts';
-import { documentOnly, invocationResultSchema, problemResponses, turnResultSchema } from '../schemas.ts';
+import { documentOnly, invocationResultSchema, problemResponse, problemResponses, turnResultSchema } from '../schemas.ts';
 import type { Dispatcher } from '../tools/invoke.ts';
 import { answerCalls } from '../http/answer-calls.ts';
 import { idempotencyKeyOf, keyedCall, markReplayed } from '../http/idempotency.ts';
@@ -56,11 +56,13 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher, tasks }: 
           },
           ...taskAccepted,
           ...problemResponses(400, 409, 413, 415, 422, 503),
+          403: problemResponse("insufficient-scope: the user's access token lacks the scope (named in `scope` and in WWW-Authenticate) that an access rule needs for a tool called"),
         },
       },
     },
     async (request, reply) => {
       const { format, parsed } = parseCalls(request.body, request.query.format);
+      app.requireScopes(request, reply, parsed.calls.map((call) => call.name));
       const scope = scopeOf(request, reply);
       const key = idempotencyKeyOf(request);
       const calls = { turn: parsed.turn, calls: parsed.calls.map((call, i) => keyedCall(call, key, parsed.turn ? i : undefined)) };
@@ -89,10 +91,12 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher, tasks }: 
           },
           ...taskAccepted,
           ...problemResponses(400, 409, 413, 415, 422, 503),
+          403: problemResponse("insufficient-scope: the user's access token lacks the scope (named in `scope` and in WWW-Authenticate) that an access rule needs for a tool called"),
         },
       },
     },
     async (request, reply) => {
+      app.requireScopes(request, reply, [request.params.name]);
       const scope = scopeOf(request, reply);
       const call = keyedCall({ id: null, name: request.params.name, arguments: request.body ?? {}, parsed: true }, idempotencyKeyOf(request));
       const calls = { calls: [call], turn: false };

@@ -29,7 +29,7 @@ import {
   type RequestId,
 } from '../mcp/protocol.ts';
 import type { Metrics } from '../metrics.ts';
-import { documentOnly } from '../schemas.ts';
+import { documentOnly, problemResponse } from '../schemas.ts';
 import { StoreUnavailableError } from '../store/types.ts';
 import type { Dispatcher, InvocationScope } from '../tools/invoke.ts';
 import { ProgressThrottle } from '../tools/progress.ts';
@@ -72,6 +72,16 @@ function sessionOf(request: FastifyRequest): RequestSession {
   const id = named ?? connection;
   if (id === undefined) return NO_SESSION;
   return { id, source: named === undefined ? 'connection' : 'header' };
+}
+
+/** The tools the tools/call requests among these messages name (for the scope check, before any runs). */
+function calledTools(messages: readonly unknown[]): string[] {
+  const names: string[] = [];
+  for (const message of messages) {
+    const { method, params } = (message ?? {}) as { method?: unknown; params?: { name?: unknown } };
+    if (method === 'tools/call' && typeof params?.name === 'string') names.push(params.name);
+  }
+  return names;
 }
 
 /** The call's scope; a bad X-Timeout-Ms is a protocol fault of the whole POST. */
@@ -166,6 +176,7 @@ export async function mcpRoutes(
       const message = `JSON-RPC batches exist only in protocol versions ${BATCH_VERSIONS.join(' and ')}`;
       return send(request, reply, 400, errorResponse(null, { code: ErrorCode.InvalidRequest, message }));
     }
+    app.requireScopes(request, reply, calledTools(body));
     let shared: InvocationScope | null = null;
     const answers: Promise<JsonRpcResponse>[] = [];
     for (const item of body) {
@@ -232,6 +243,7 @@ export async function mcpRoutes(
             content: { 'application/json': { schema: {} }, 'text/event-stream': { schema: { type: 'string' } } },
           },
           202: { description: 'a notification or response was accepted', type: 'null' },
+          403: problemResponse("insufficient-scope: a tools/call names a tool whose access rule needs a scope the user's token lacks (WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=…)"),
           400: { description: 'a JSON-RPC error: parse error, invalid request, or a header that disagrees with the body', content: { 'application/json': { schema: {} } } },
         },
       },
@@ -260,6 +272,7 @@ export async function mcpRoutes(
           return accepted(reply);
         }
         const message = classified.message;
+        if (message.method === 'tools/call') app.requireScopes(request, reply, calledTools([message]));
         if (message.method === 'initialize' && era === 'handshake') issueSession(reply, session);
         const callScope = message.method === 'tools/call' ? scopeFor(request, reply, session) : null;
         // A method, not a property arrow: tsx would wrap the arrow in a defineProperty per request.

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Caller } from '../callers/keys.ts';
+import type { Caller, UserIdentity } from '../callers/keys.ts';
 import { problemOf } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
 import type { EndStatus, LapseOutcomes, TaskListScope, TaskPage, TaskRecord, TaskStore } from '../store/tasks.ts';
@@ -26,7 +26,7 @@ export interface TaskRunnerOptions {
   /** Runs a job's calls through the dispatcher and answers the JSON the synchronous request would. */
   execute: (job: TaskJob, scope: InvocationScope) => Promise<object>;
   /** The API key of an id (its tool allowlist); undefined for a key no longer configured. */
-  callerOf: (id: string) => Caller | undefined;
+  callerOf: (id: string, user: UserIdentity | null) => Caller | undefined;
   ttlS: number;
   /** The deadline of a task whose caller and tool set none. */
   timeoutMs: number;
@@ -282,15 +282,16 @@ export class TaskRunner {
     const throttle = new ProgressThrottle(({ done, total }) => {
       store.progress(id, this.replica, JSON.stringify(total === undefined ? { done } : { done, total })).catch((err: unknown) => log.debug({ err, task: id }, 'task progress not kept'));
     }, PROGRESS_WRITE_MS);
-    const caller = job.caller === null ? null : this.#o.callerOf(job.caller);
+    const caller = job.caller === null ? null : this.#o.callerOf(job.caller, job.user ?? null);
     const scope: InvocationScope = {
       requestId: job.requestId,
       sessionId: job.sessionId,
       ...(job.sessionSource !== undefined && { sessionSource: job.sessionSource }),
       caller: job.caller,
       principal: caller?.principal ?? null,
+      ...(job.user !== undefined && { user: job.user }),
       // A key removed from the keys file since may call nothing.
-      ...(job.caller !== null && { allows: caller?.allows ?? (() => false) }),
+      ...(job.caller !== null && { allows: caller?.mayCall ?? (() => false) }),
       timeoutMs: job.timeoutMs,
       defaultTimeoutMs: job.timeoutMs ?? this.#o.timeoutMs,
       receivedAt: job.receivedAt,

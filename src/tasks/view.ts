@@ -5,6 +5,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { TaskRecord, TaskStatus } from '../store/tasks.ts';
 import type { InvocationScope, ToolCall } from '../tools/invoke.ts';
+import type { UserIdentity } from '../tools/types.ts';
 import type { TraceLink } from '../tracing/index.ts';
 
 /** Everything a replica needs to run a task, again if need be: the very request, parsed. */
@@ -18,6 +19,8 @@ export interface TaskJob {
   /** Where the session id came from (an MCP connection's gives way to a session_id argument). */
   sessionSource?: InvocationScope['sessionSource'];
   caller: string | null;
+  /** The verified user the task runs for (`context.user`, and what their access rules allow). */
+  user?: UserIdentity;
   /** The caller's X-Timeout-Ms, counted from `receivedAt`. */
   timeoutMs: number | null;
   receivedAt: number;
@@ -35,6 +38,7 @@ export function taskJobOf(format: string, turn: boolean, calls: readonly ToolCal
     sessionId: scope.sessionId,
     ...(scope.sessionSource !== undefined && { sessionSource: scope.sessionSource }),
     caller: scope.caller,
+    ...(scope.user !== undefined && { user: scope.user }),
     timeoutMs: scope.timeoutMs,
     receivedAt: scope.receivedAt,
     requestId: scope.requestId,

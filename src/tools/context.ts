@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { ProgressListener } from './progress.ts';
-import type { NestedResult, Resources, SessionHandle, ToolContext } from './types.ts';
+import type { NestedResult, Resources, SessionHandle, ToolContext, UserIdentity } from './types.ts';
 
 /** Told once when a Cancellation fires. An object rather than a closure: one is made per call. */
 export interface CancelListener {
@@ -80,6 +80,7 @@ export interface CallContextInit<Scope = unknown> {
   sessionId: string | null;
   deadline: number;
   caller: string | null;
+  user: UserIdentity | null;
   resources: Resources;
   log: Logger;
   calls: NestedCalls<Scope>;
@@ -97,6 +98,7 @@ export class CallContext implements ToolContext {
   readonly session: SessionHandle | null;
   readonly deadline: number;
   readonly caller: string | null;
+  readonly user: UserIdentity | null;
   readonly resources: Resources;
   /** Ends this call (deadline or cancellation); nested calls listen to it. */
   readonly ended = new Cancellation();
@@ -114,6 +116,7 @@ export class CallContext implements ToolContext {
     this.session = init.session;
     this.deadline = init.deadline;
     this.caller = init.caller;
+    this.user = init.user;
     this.resources = init.resources;
     this.#init = init;
     Object.freeze(this);

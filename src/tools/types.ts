@@ -1,5 +1,8 @@
 /** The public shapes of a tool: what a plugin defines and what a handler sees and returns. */
 import type { Logger } from 'pino';
+import type { UserIdentity } from '../callers/keys.ts';
+
+export type { UserIdentity };
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -82,6 +85,8 @@ export interface ToolContext {
   readonly log: Logger;
   readonly resources: Resources;
   readonly caller: string | null;
+  /** The verified user the call is made for (`{id: sub, groups, claims}`); null for an API key or an open service. */
+  readonly user: UserIdentity | null;
   beat(): void;
   progress(done: number, total?: number): void;
   invoke(name: string, params: Record<string, unknown>): Promise<NestedResult>;

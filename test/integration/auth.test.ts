@@ -151,7 +151,9 @@ describe('API key files', () => {
   it('stops the start with a message naming the problem', () => {
     expect(() => ApiKeys.from([{ id: 'a', key_sha256: 'short', tools: [] }])).toThrow(ConfigError);
     expect(() => ApiKeys.from([{ id: 'a', key_sha256: sha('x'), tools: ['*'] }, { id: 'a', key_sha256: sha('y'), tools: ['*'] }])).toThrow(/appears twice/);
-    expect(() => ApiKeys.from({ keys: [] })).toThrow(/must be a list/);
+    expect(() => ApiKeys.from({ keys: 'none' })).toThrow(/must be a list of keys or \{keys/);
+    expect(() => ApiKeys.from({ keys: [], access: [{ groups: ['x'] }] })).toThrow(/access\/0 must have required property 'tools'/);
+    expect(() => ApiKeys.from([{ id: 'user:alice', key_sha256: sha('x'), tools: ['*'] }])).toThrow(/must not start with "user:"/);
     expect(() => ApiKeys.from([{ id: 'a', key_sha256: sha('x'), tools: ['*'], extra: 1 }])).toThrow(ConfigError);
   });
 });

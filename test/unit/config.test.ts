@@ -162,3 +162,21 @@ describe('secretText (<VAR>_FILE)', () => {
     expect(errorOf({ SOME_SECRET_FILE: empty }).message).toContain('is empty');
   });
 });
+
+describe('identity variables', () => {
+  it('reads AUTH_ISSUER, PUBLIC_URL (without a trailing slash), AUTH_AUDIENCE and AUTH_GROUPS_CLAIM', () => {
+    expect(loadConfig({})).toMatchObject({ authIssuer: null, publicUrl: null, authAudience: null, authGroupsClaim: 'groups' });
+    expect(loadConfig({ AUTH_ISSUER: 'https://sso.example/realms/a', PUBLIC_URL: 'https://tools.example/', AUTH_GROUPS_CLAIM: 'realm_access.roles' })).toMatchObject({
+      authIssuer: 'https://sso.example/realms/a',
+      publicUrl: 'https://tools.example',
+      authGroupsClaim: 'realm_access.roles',
+    });
+  });
+
+  it('stops the start on an issuer without an audience, or a URL that is not one', () => {
+    expect(() => loadConfig({ AUTH_ISSUER: 'https://sso.example' })).toThrow(/AUTH_ISSUER needs PUBLIC_URL/);
+    expect(() => loadConfig({ AUTH_ISSUER: 'sso.example', PUBLIC_URL: 'https://t.example' })).toThrow(/^AUTH_ISSUER must be an http/);
+    expect(() => loadConfig({ PUBLIC_URL: 'ftp://t.example' })).toThrow(/^PUBLIC_URL must be/);
+    expect(loadConfig({ AUTH_ISSUER: 'https://sso.example', AUTH_AUDIENCE: 'api://toolport' }).authAudience).toBe('api://toolport');
+  });
+});

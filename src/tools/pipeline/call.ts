@@ -10,7 +10,7 @@ import type { CallIdentity } from '../outcome.ts';
 import type { ProgressListener } from '../progress.ts';
 import type { RegisteredTool } from '../registry.ts';
 import type { SessionSource } from '../session-handle.ts';
-import type { Resources, SessionHandle } from '../types.ts';
+import type { Resources, SessionHandle, UserIdentity } from '../types.ts';
 
 export interface ToolCall {
   id: string | null;
@@ -33,6 +33,8 @@ export interface InvocationScope {
   caller: string | null;
   /** Who calls, as the policy and ownership checks see them; null when no auth is configured. */
   principal: Principal | null;
+  /** The verified user (`context.user`); absent for an API key or an open service. */
+  user?: UserIdentity;
   /** The caller's tool allowlist; a tool it refuses does not exist for this call. Absent = every tool. */
   allows?: (toolName: string) => boolean;
   /** The caller's X-Timeout-Ms, counted from `receivedAt` (epoch ms). */
@@ -106,6 +108,7 @@ export class PipelineCall {
       deadline: this.deadline,
       sessionId: scope.sessionId,
       caller: scope.caller,
+      user: scope.user ?? null,
       resources: this.#environment.resources,
       log: scope.log,
       calls: this.#environment.calls,
