@@ -1,12 +1,14 @@
 // `npm run bench:mcp`: an upstream MCP tool called through toolport's /mcp against calling the
-// upstream directly, both over Streamable HTTP, beside a native in-process tool on toolport's /mcp.
+// upstream directly, both over Streamable HTTP, the same SDK server's tool over stdio (sdk-stdio.mjs),
+// and a native in-process tool on toolport's /mcp. Exits 1 when toolport's CPU per forwarded call
+// passes 2× (Streamable HTTP) or 1.5× (stdio) its CPU per native call.
 // The upstream is the official SDK's stateless server of bench/sdk-stateless.ts (its `echo` tool), or
 // with BENCH_UPSTREAM=everything the reference server-everything (slower: an event store per session).
 // Each row's CPU time per call
 // is read from /proc/<pid>/stat (user + system) of each server process over the measured slices;
 // rows alternate in slices so that the machine's drift hits them alike.
 // Env: BENCH_DURATION (seconds per row, default 10), BENCH_CONNECTIONS (default 16).
-import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startChild, stopAll, waitUntilReady, type Child } from '../support/children.js';
 import { freePorts } from '../support/ports.js';
 import { load, type LoadResult } from './lib/load.js';
+import { resultsDir } from './lib/results.js';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const EVERYTHING = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
@@ -59,7 +62,8 @@ async function startUpstream(port: number): Promise<Child> {
 async function startToolport(port: number, upstreamUrl: string): Promise<Child> {
   const folder = mkdtempSync(path.join(tmpdir(), 'toolport-bench-mcp-'));
   const toolsFile = path.join(folder, 'tools.json');
-  writeFileSync(toolsFile, JSON.stringify({ mcp: [{ source: 'up', url: upstreamUrl }] }));
+  const stdio = { source: 'io', command: process.execPath, args: [path.join(ROOT, 'bench/sdk-stdio.mjs')] };
+  writeFileSync(toolsFile, JSON.stringify({ mcp: [{ source: 'up', url: upstreamUrl }, stdio] }));
   const env = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', TOOLS_FILE: toolsFile, TOOL_PLUGINS: 'bench/plugins/bench-tools.ts' };
   const child = startChild('toolport', process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env });
   await waitUntilReady(child, 'GET /readyz → 200', async () => {
@@ -105,7 +109,8 @@ async function main(): Promise<void> {
   const toolportMcp = `http://127.0.0.1:${toolportPort}/mcp`;
   const rows: Row[] = [
     { name: `upstream (${UPSTREAM}) directly: tools/call echo`, url: upstreamUrl, headers: directHeaders, body: call('echo', args) },
-    { name: 'through toolport /mcp: tools/call up_echo', url: toolportMcp, headers: MCP_HEADERS, body: call('up_echo', args) },
+    { name: 'through toolport /mcp: tools/call up_echo (Streamable HTTP)', url: toolportMcp, headers: MCP_HEADERS, body: call('up_echo', args) },
+    { name: 'through toolport /mcp: tools/call io_echo (stdio, the same SDK server)', url: toolportMcp, headers: MCP_HEADERS, body: call('io_echo', { text: 'hi' }) },
     { name: 'toolport /mcp native in-process echo', url: toolportMcp, headers: MCP_HEADERS, body: call('echo', { text: 'hi' }) },
   ].map((r) => ({ ...r, requests: 0, seconds: 0, cpu: { toolport: 0, upstream: 0 } }));
 
@@ -134,16 +139,21 @@ async function main(): Promise<void> {
     'upstream CPU µs/call': Math.round(perCallUs(row.cpu.upstream, row.requests)),
   }));
   console.table(table);
-  const [direct, forwarded, native] = rows as [Row, Row, Row];
+  const [direct, forwarded, stdioRow, native] = rows as [Row, Row, Row, Row];
   const forwardedUs = perCallUs(forwarded.cpu.toolport, forwarded.requests);
+  const stdioUs = perCallUs(stdioRow.cpu.toolport, stdioRow.requests);
   const nativeUs = perCallUs(native.cpu.toolport, native.requests);
   const ratio = forwardedUs / nativeUs;
-  console.log(`toolport's CPU per forwarded call / per native call: ${ratio.toFixed(2)} (target ≤ 2)`);
+  const stdioRatio = stdioUs / nativeUs;
+  const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
+  console.log(`toolport's CPU per call over Streamable HTTP / per native call: ${ratio.toFixed(2)} (target ≤ 2: ${verdict(ratio <= 2)})`);
+  console.log(`toolport's CPU per call over stdio / per native call: ${stdioRatio.toFixed(2)} (target ≤ 1.5: ${verdict(stdioRatio <= 1.5)})`);
   console.log(`req/s through toolport / directly: ${(forwarded.requests / forwarded.seconds / (direct.requests / direct.seconds)).toFixed(2)}`);
-  const file = path.join(ROOT, 'bench/results', `${new Date().toISOString().replace(/:/g, '-')}-mcp-upstream.json`);
-  writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), upstream: UPSTREAM, connections: CONNECTIONS, durationS: DURATION, rows: table, ratio }, null, 2)}\n`);
+  mkdirSync(resultsDir(), { recursive: true });
+  const file = path.join(resultsDir(), `${new Date().toISOString().replace(/:/g, '-')}-mcp-upstream.json`);
+  writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), upstream: UPSTREAM, connections: CONNECTIONS, durationS: DURATION, rows: table, ratio, stdioRatio }, null, 2)}\n`);
   console.log(`saved ${path.relative(ROOT, file)}`);
-  if (ratio > 2) process.exitCode = 1;
+  if (ratio > 2 || stdioRatio > 1.5) process.exitCode = 1;
 }
 
 try {

@@ -1,7 +1,8 @@
-// `npx tsx bench/profile-summary.ts <file.cpuprofile> [--top N] [--by file|function]`: what a CPU
-// profile (`node --cpu-prof`) spent its time on, by self time: the functions (or files, or
-// packages) where the samples landed, largest first, with their share of the profile. Idle and
-// garbage collection are listed as V8 names them ("(idle)", "(garbage collector)", "(program)").
+// `npx tsx bench/profile-summary.ts <file.cpuprofile> [--top N] [--by function|file|package] [--last S]`:
+// what a CPU profile (`node --cpu-prof`) spent its time on, by self time: the functions (or files,
+// or packages) where the samples landed, largest first, with their share of the busy (not idle)
+// time. Idle and garbage collection are listed as V8 names them ("(idle)", "(garbage collector)",
+// "(program)"). `--last S` keeps only the last S seconds (the load, without the start-up).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -19,7 +20,7 @@ interface Profile {
 }
 
 function usage(): never {
-  console.error('usage: tsx bench/profile-summary.ts <file.cpuprofile> [--top N] [--by function|file|package]');
+  console.error('usage: tsx bench/profile-summary.ts <file.cpuprofile> [--top N] [--by function|file|package] [--last S]');
   process.exit(2);
 }
 
@@ -32,7 +33,8 @@ const option = (name: string) => {
 };
 const top = Number(option('top') ?? 30);
 const by = option('by') ?? 'function';
-if (!['function', 'file', 'package'].includes(by) || !Number.isInteger(top) || top < 1) usage();
+const lastUs = option('last') === undefined ? Number.POSITIVE_INFINITY : Number(option('last')) * 1e6;
+if (!['function', 'file', 'package'].includes(by) || !Number.isInteger(top) || top < 1 || !(lastUs > 0)) usage();
 
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -59,10 +61,13 @@ function shorten(where: string): string {
 // Each sample's time is the delta that follows it (the V8 convention: timeDeltas[i] precedes sample i+1).
 const self = new Map<string, number>();
 let total = 0;
+const from = profile.endTime - lastUs;
+let at = profile.startTime;
 for (let i = 0; i < profile.samples.length; i++) {
+  at += profile.timeDeltas[i] ?? 0;
   const node = nodes.get(profile.samples[i]!);
   const delta = profile.timeDeltas[i + 1] ?? 0;
-  if (node === undefined || delta < 0) continue;
+  if (node === undefined || delta < 0 || at < from) continue;
   const key = keyOf(node);
   self.set(key, (self.get(key) ?? 0) + delta);
   total += delta;

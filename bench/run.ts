@@ -3,6 +3,7 @@
 // Env: BENCH_DURATION (seconds, default 10), BENCH_ONLY (comma list of targets: bare,memory,redis,sdk),
 // BENCH_MATCH (only scenarios whose name contains this text, plus the baseline).
 import type autocannon from 'autocannon';
+import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -12,9 +13,12 @@ import { combine, cpuUsPerRequest, Latencies, load, type LoadResult } from './li
 import { freePorts } from '../support/ports.js';
 import { startRedis } from '../support/redis-server.js';
 import { formatTable, writeJson, type Row } from './lib/report.js';
+import { resultsDir } from './lib/results.js';
 import { BASELINE, scenarios, TARGETS, type BenchTarget, type Scenario, type Target } from './scenarios.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+/** How long a child may take to start: tsx compiles slowly on a loaded machine. */
+const START_TIMEOUT_MS = 120_000;
 const ROOT = path.dirname(BENCH_DIR);
 const CONNECTIONS = 32;
 const WARMUP_SECONDS = 2;
@@ -59,7 +63,7 @@ async function startServers(targets: Set<Target>): Promise<Map<Target, Server>> 
       const res = await fetch(`http://127.0.0.1:${barePort}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', signal: AbortSignal.timeout(1000) });
       await res.body?.cancel();
       return res.status === 200;
-    });
+    }, START_TIMEOUT_MS);
     bases.set('bare', { base: `http://127.0.0.1:${barePort}`, pid: child.proc.pid! });
   }
 
@@ -72,7 +76,7 @@ async function startServers(targets: Set<Target>): Promise<Map<Target, Server>> 
       const res = await fetch(`http://127.0.0.1:${sdkPort}/mcp`, { method: 'POST', headers, body, signal: AbortSignal.timeout(1000) });
       await res.body?.cancel();
       return res.status === 200;
-    });
+    }, START_TIMEOUT_MS);
     bases.set('sdk', { base: `http://127.0.0.1:${sdkPort}`, pid: child.proc.pid! });
   }
 
@@ -89,7 +93,7 @@ async function startServers(targets: Set<Target>): Promise<Map<Target, Server>> 
     if (redisUrl) env.REDIS_URL = redisUrl;
     const child = startChild(`toolport (${target} store)`, process.execPath, tsxArgs('src/server.ts'), { cwd: ROOT, env });
     const base = `http://127.0.0.1:${port}`;
-    await waitUntilReady(child, 'GET /healthz → 200', http200(`${base}/healthz`));
+    await waitUntilReady(child, 'GET /healthz → 200', http200(`${base}/healthz`), START_TIMEOUT_MS);
     bases.set(target, { base, pid: child.proc.pid! });
   };
 
@@ -114,7 +118,7 @@ async function runSetup(scenario: Scenario, base: string): Promise<void> {
   }
 }
 
-function loadOptions(scenario: Scenario, base: string): autocannon.Options {
+function loadOptions(scenario: Scenario, base: string, overallRate = scenario.overallRate): autocannon.Options {
   const options: autocannon.Options = {
     url: base + scenario.path,
     method: scenario.method,
@@ -122,6 +126,7 @@ function loadOptions(scenario: Scenario, base: string): autocannon.Options {
     body: scenario.body,
     connections: CONNECTIONS,
     ...(scenario.uniqueIds && { idReplacement: true }),
+    ...(overallRate !== undefined && { overallRate }),
   };
   if (scenario.sessionPerConnection) {
     let next = 0;
@@ -143,30 +148,52 @@ async function measureRow(
 ): Promise<{ run: LoadResult; bare: LoadResult | null; ratio: number | null }> {
   await runSetup(scenario, server.base);
   const options = loadOptions(scenario, server.base);
-  // Warm-up lets V8 optimise the hot path and pools fill; its numbers are discarded.
-  await load({ ...options, duration: WARMUP_SECONDS });
-  const slices = Math.max(3, Math.round(duration / SLICE_SECONDS));
-  const sliceSeconds = duration / slices;
-  const rowLatencies = new Latencies();
-  const bareLatencies = new Latencies();
-  const rowRuns: LoadResult[] = [];
-  const bareRuns: LoadResult[] = [];
-  const ratios: number[] = [];
-  for (let i = 0; i < slices; i++) {
-    if (baseline) {
+  const baselineOptions = baseline === null ? null : loadOptions(baseline.scenario, baseline.server.base, scenario.overallRate);
+  const watcher = scenario.watched ? await watchCalls(server.base) : null;
+  try {
+    // Warm-up lets V8 optimise the hot path and pools fill; its numbers are discarded.
+    await load({ ...options, duration: WARMUP_SECONDS });
+    const slices = Math.max(3, Math.round(duration / SLICE_SECONDS));
+    const sliceSeconds = duration / slices;
+    const rowLatencies = new Latencies();
+    const bareLatencies = new Latencies();
+    const rowRuns: LoadResult[] = [];
+    const bareRuns: LoadResult[] = [];
+    const ratios: number[] = [];
+    const watchedBefore = watcher?.bytes() ?? 0;
+    for (let i = 0; i < slices; i++) {
+      if (baseline) {
+        await sleep(PAUSE_MS);
+        bareRuns.push(await load({ ...baselineOptions!, duration: sliceSeconds }, bareLatencies, baseline.server.pid));
+      }
       await sleep(PAUSE_MS);
-      bareRuns.push(await load({ ...loadOptions(baseline.scenario, baseline.server.base), duration: sliceSeconds }, bareLatencies, baseline.server.pid));
+      rowRuns.push(await load({ ...options, duration: sliceSeconds }, rowLatencies, server.pid));
+      if (baseline) ratios.push(rowRuns.at(-1)!.reqPerSec / bareRuns.at(-1)!.reqPerSec);
     }
-    await sleep(PAUSE_MS);
-    rowRuns.push(await load({ ...options, duration: sliceSeconds }, rowLatencies, server.pid));
-    if (baseline) ratios.push(rowRuns.at(-1)!.reqPerSec / bareRuns.at(-1)!.reqPerSec);
+    ratios.sort((a, b) => a - b);
+    if (watcher !== null && watcher.bytes() === watchedBefore) throw new Error(`"${scenario.name}": the console watching /calls/stream received nothing`);
+    return {
+      run: combine(rowRuns, rowLatencies),
+      bare: baseline ? combine(bareRuns, bareLatencies) : null,
+      ratio: baseline ? ratios[Math.floor(ratios.length / 2)]! : null,
+    };
+  } finally {
+    watcher?.close();
   }
-  ratios.sort((a, b) => a - b);
-  return {
-    run: combine(rowRuns, rowLatencies),
-    bare: baseline ? combine(bareRuns, bareLatencies) : null,
-    ratio: baseline ? ratios[Math.floor(ratios.length / 2)]! : null,
-  };
+}
+
+/** A console on GET /calls/stream: reads (and drops) every event; how many bytes came tells it was live. */
+function watchCalls(base: string): Promise<{ bytes(): number; close(): void }> {
+  return new Promise((resolve, reject) => {
+    let received = 0;
+    const request = http.get(`${base}/calls/stream?limit=1`, { headers: { accept: 'text/event-stream' } }, (response) => {
+      if (response.statusCode !== 200) return reject(new Error(`GET /calls/stream answered ${response.statusCode}`));
+      response.on('data', (chunk: Buffer) => (received += chunk.length));
+      response.on('error', () => {});
+      resolve({ bytes: () => received, close: () => request.destroy() });
+    });
+    request.on('error', reject);
+  });
 }
 
 /**
@@ -175,7 +202,7 @@ async function measureRow(
  * share of bare Fastify's throughput the row would reach on the same CPU), which holds steady on a
  * shared machine where req/s does not.
  */
-function judge(targets: BenchTarget[], row: { ratio: number | null; p50Ms: number; p99Ms: number; bareP99Ms: number | null }): { target: string; met: boolean | null } {
+function judge(targets: BenchTarget[], row: { ratio: number | null; p50Ms: number; p99Ms: number; bareP50Ms: number | null; bareP99Ms: number | null }): { target: string; met: boolean | null } {
   if (targets.length === 0) return { target: '', met: null };
   const checks = targets.map((t): [string, boolean | null] => {
     switch (t.kind) {
@@ -190,6 +217,18 @@ function judge(targets: BenchTarget[], row: { ratio: number | null; p50Ms: numbe
         return [`p99 ≤ ${t.max}× bare`, row.bareP99Ms === null ? null : row.p99Ms <= t.max * row.bareP99Ms];
       case 'p50':
         return [`p50 ≤ ${t.maxMs} ms`, row.p50Ms <= t.maxMs];
+      case 'cpuOf': {
+        // CPU(row) / CPU(of) = ratio(of) / ratio(row): each against its own baseline slices, so drift cancels.
+        const other = ratiosByName.get(t.of);
+        const times = other == null || row.ratio === null ? null : other / row.ratio;
+        return [`CPU ≤ ${t.max}× "${t.of}"${times === null ? '' : ` (${times.toFixed(2)}×)`}`, times === null ? null : times <= t.max];
+      }
+      case 'addedP50':
+      case 'addedP99': {
+        const [mine, bare] = t.kind === 'addedP50' ? [row.p50Ms, row.bareP50Ms] : [row.p99Ms, row.bareP99Ms];
+        const added = bare === null ? null : mine - bare;
+        return [`${t.kind === 'addedP50' ? 'p50' : 'p99'} ≤ bare + ${t.maxMs} ms${added === null ? '' : ` (${added >= 0 ? '+' : ''}${added.toFixed(2)})`}`, added === null ? null : added <= t.maxMs];
+      }
     }
   });
   const met = checks.some(([, ok]) => ok === null) ? null : checks.every(([, ok]) => ok);
@@ -201,7 +240,8 @@ const ratiosByName = new Map<string, number | null>();
 
 const inverse = (x: number | null) => (x === null || !Number.isFinite(x) || x === 0 ? null : 1 / x);
 
-async function main(): Promise<void> {
+/** Runs the rows; false when a target was missed. */
+async function main(): Promise<boolean> {
   const duration = readDuration();
   const selected = selectScenarios();
   const targets = new Set(selected.map((s) => s.target));
@@ -261,7 +301,7 @@ async function main(): Promise<void> {
       cpuRatioToBare: cpuRatio,
       non2xx: run.non2xx,
       errors: run.errors,
-      ...judge(scenario.targets ?? [], { ratio: inverse(cpuRatio), p50Ms: run.p50Ms, p99Ms: run.p99Ms, bareP99Ms: bare?.p99Ms ?? null }),
+      ...judge(scenario.targets ?? [], { ratio: inverse(cpuRatio), p50Ms: run.p50Ms, p99Ms: run.p99Ms, bareP50Ms: bare?.p50Ms ?? null, bareP99Ms: bare?.p99Ms ?? null }),
     });
   }
 
@@ -272,8 +312,14 @@ async function main(): Promise<void> {
     }
   }
   const baselineRuns = bareRuns.map((r) => Math.round(r.reqPerSec));
-  const file = await writeJson(path.join(BENCH_DIR, 'results'), rows, { durationSeconds: duration, connections: CONNECTIONS, baselineRuns });
+  const file = await writeJson(resultsDir(), rows, { durationSeconds: duration, connections: CONNECTIONS, baselineRuns });
   console.log(`results written to ${path.relative(ROOT, file)}`);
+  const missed = rows.filter((row) => row.met === false);
+  if (missed.length > 0) {
+    console.log(`targets missed: ${missed.map((row) => `"${row.scenario}"`).join(', ')}`);
+    return false;
+  }
+  return true;
 }
 
 let stopping = false;
@@ -289,7 +335,7 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
 
 let exitCode = 0;
 try {
-  await main();
+  if (!(await main())) exitCode = 1;
 } catch (err) {
   console.error(err instanceof Error ? err.message : err);
   exitCode = 1;

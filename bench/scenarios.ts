@@ -18,8 +18,12 @@ export interface Scenario {
   sessionPerConnection?: boolean;
   /** Replace `[<id>]` in the body with a fresh id on every request (autocannon idReplacement). */
   uniqueIds?: boolean;
-  /** What this row must reach (issue 11's targets); the report says whether it did. */
+  /** What this row must reach; the report says whether it did, and the run exits 1 when a target is missed. */
   targets?: BenchTarget[];
+  /** Keep a console open on GET /calls/stream of the row's server while it is measured (the feed watched). */
+  watched?: boolean;
+  /** A fixed rate (requests per second over all connections, autocannon's overallRate) instead of as fast as it goes; its baseline slices run at the same rate. */
+  overallRate?: number;
 }
 
 export type BenchTarget =
@@ -30,7 +34,11 @@ export type BenchTarget =
   /** p99 at most `max` × the bare baseline's p99 */
   | { kind: 'p99'; max: number }
   /** p50 latency at most `maxMs` */
-  | { kind: 'p50'; maxMs: number };
+  | { kind: 'p50'; maxMs: number }
+  /** CPU per request at most `max` × the row named `of` (both against their own neighbouring baselines) */
+  | { kind: 'cpuOf'; of: string; max: number }
+  /** p50 or p99 latency at most `maxMs` above the baseline's (slices alternating at the same rate) */
+  | { kind: 'addedP50' | 'addedP99'; maxMs: number };
 
 /** Every other scenario's req/s is reported as a ratio to this one. */
 export const BASELINE = 'bare fastify POST echo';
@@ -76,8 +84,11 @@ const TURN_BODY = JSON.stringify({ calls: Array.from({ length: 8 }, (_, i) => ({
 export const scenarios: Scenario[] = [
   { name: BASELINE, target: 'bare', path: '/echo', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY },
   { name: 'native invoke (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY, targets: [{ kind: 'ratio', min: 0.75 }, { kind: 'p99', max: 2 }] },
+  { name: 'native invoke, console watching /calls/stream (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY, watched: true, targets: [{ kind: 'cpuOf', of: 'native invoke (memory store)', max: 1.15 }] },
+  { name: 'native invoke at a fixed 2,000 calls/s (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY, overallRate: 2000, targets: [{ kind: 'addedP50', maxMs: 1 }, { kind: 'addedP99', maxMs: 5 }] },
   { name: 'native invoke + session (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: SESSION_HEADERS, body: INVOKE_BODY },
   { name: 'native invoke (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY, targets: [{ kind: 'ratio', min: 0.7 }] },
+  { name: 'native invoke, console watching /calls/stream (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY, watched: true, targets: [{ kind: 'cpuOf', of: 'native invoke (redis store)', max: 1.15 }] },
   { name: 'native invoke + session (redis store)', target: 'redis', path: '/tools/invoke', method: 'POST', headers: SESSION_HEADERS, body: INVOKE_BODY },
   planUpdate('memory', 1),
   planUpdate('memory', 1000),

@@ -8,6 +8,7 @@ import autocannon from 'autocannon';
 import { http200, startChild, stopAll, waitUntilReady } from '../support/children.js';
 import { freePorts } from '../support/ports.js';
 import { startRedis } from '../support/redis-server.js';
+import { resultsDir } from './lib/results.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
@@ -76,8 +77,8 @@ async function main(): Promise<void> {
     fds: { afterWarmUp: first.fds, end: last.fds, max: Math.max(...samples.map((s) => s.fds)) },
   };
   console.log(JSON.stringify(summary, null, 2));
-  await mkdir(path.join(BENCH_DIR, 'results'), { recursive: true });
-  await writeFile(path.join(BENCH_DIR, 'results', `${summary.date.replace(/:/g, '-')}-soak.json`), `${JSON.stringify({ ...summary, samples }, null, 2)}\n`);
+  await mkdir(resultsDir(), { recursive: true });
+  await writeFile(path.join(resultsDir(), `${summary.date.replace(/:/g, '-')}-soak.json`), `${JSON.stringify({ ...summary, samples }, null, 2)}\n`);
 }
 
 try {
