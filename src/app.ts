@@ -5,7 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
+import { SecretsCipher } from './credentials/cipher.ts';
+import { CredentialsStage } from './credentials/stage.ts';
+import { Vault } from './credentials/vault.ts';
+import { connectionRoutes } from './routes/connections.ts';
 import { Closing, InvalidBody, NotFound, sendProblem } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
 import { Metrics } from './metrics.ts';
@@ -89,6 +93,30 @@ function audiencesOf(config: Config): string[] {
   return [config.publicUrl!, `${config.publicUrl!}/mcp`];
 }
 
+/**
+ * The credential vault (SPEC §15), when TOOLS_FILE declares credentials: SECRETS_KEY and PUBLIC_URL
+ * are then required, and every credential a tool names must be declared.
+ */
+function openVault(config: Config, registry: ToolRegistry, sources: ToolSources | null, store: Store, log: Logger): Vault | null {
+  const definitions = sources?.credentials ?? new Map();
+  for (const tool of registry.list()) {
+    const undeclared = tool.credentials.find((name) => !definitions.has(name));
+    if (undeclared !== undefined) throw new ConfigError(`tool "${tool.name}" needs the credential "${undeclared}", which TOOLS_FILE does not declare under credentials:`);
+  }
+  if (definitions.size === 0) return null;
+  if (config.secretsKey === null) throw new ConfigError('TOOLS_FILE declares credentials, so SECRETS_KEY must be set: 32 bytes as 64 hex characters or base64 (openssl rand -hex 32)');
+  if (config.publicUrl === null) throw new ConfigError('TOOLS_FILE declares credentials, so PUBLIC_URL must be set: where people open connect links and where providers redirect back');
+  return new Vault({
+    definitions,
+    store: store.credentials,
+    cipher: new SecretsCipher(config.secretsKey, config.secretsKeyPrevious),
+    // Sealed values are bound to who vouches for the user ids; without a token issuer, the API keys.
+    issuer: config.authIssuer ?? 'api-keys',
+    publicUrl: config.publicUrl,
+    log,
+  });
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -106,6 +134,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const provenance = new Provenance(store, registry, logger);
   let sources: ToolSources | null = null;
   let builtins: ReadonlySet<string> = new Set();
+  let vault: Vault | null = null;
   try {
     await registerBuiltins(registry, { registry, store, keys, provenance, workspaceRoot: config.workspaceRoot, results, maxContentChars: config.maxContentChars, groups: config.builtins });
     builtins = new Set(registry.list().map((t) => t.name));
@@ -116,7 +145,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       const { loadToolSources } = await import('./sources/index.ts');
       sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version: VERSION });
     }
+    vault = openVault(config, registry, sources, store, logger);
   } catch (err) {
+    await sources?.close();
     await store.close();
     throw err;
   }
@@ -202,6 +233,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     metrics,
     tracing: tracing?.callTracer(config.traceArguments) ?? null,
     onCall: feed.observe,
+    ...(vault !== null && { credentials: new CredentialsStage(vault, config.maxContentChars) }),
   });
   // A task runs the very pipeline a synchronous call runs; only where the answer goes differs.
   const tasks = new TaskRunner({
@@ -244,6 +276,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(callerRoutes, { keysRequired: authConfigured });
   await app.register(consoleRoutes);
   await app.register(resultRoutes, { results });
+  await app.register(connectionRoutes, { vault, publicUrl: config.publicUrl ?? '' });
   return app;
 }
 

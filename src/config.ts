@@ -1,4 +1,7 @@
-/** Environment → one frozen, typed Config. A bad value stops the start with one line naming the variable. */
+/**
+ * Environment → one frozen, typed Config. A bad value stops the start with one line naming the
+ * variable. A secret variable may come from a file instead (`<VAR>_FILE`, as Docker secrets do).
+ */
 import { readFileSync } from 'node:fs';
 
 export interface Config {
@@ -52,6 +55,9 @@ export interface Config {
   readonly authGroupsClaim: string;
   /** PUBLIC_URL: where clients reach this service, without a trailing slash. */
   readonly publicUrl: string | null;
+  /** SECRETS_KEY: the 32-byte key that seals credentials at rest; SECRETS_KEY_PREVIOUS still opens them. */
+  readonly secretsKey: Buffer | null;
+  readonly secretsKeyPrevious: Buffer | null;
 }
 
 export const BUILTIN_GROUPS = ['planning', 'workspace', 'introspect', 'results', 'search'] as const;
@@ -88,6 +94,23 @@ export function secretText(env: Env, name: string): string | undefined {
   const secret = contents.replace(/\r?\n$/, '');
   if (secret.trim() === '') throw new ConfigError(`${name}_FILE "${file}" is empty`);
   return secret;
+}
+
+/** 32 bytes as 64 hex characters or base64 (standard or URL-safe); null when it is neither. */
+export function parseSecretsKey(text: string): Buffer | null {
+  const trimmed = text.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(trimmed)) return Buffer.from(trimmed, 'hex');
+  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)) return null;
+  const bytes = Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  return bytes.length === 32 ? bytes : null;
+}
+
+function secretsKey(env: Env, name: string): Buffer | null {
+  const raw = secretText(env, name);
+  if (raw === undefined) return null;
+  const key = parseSecretsKey(raw);
+  if (key === null) throw new ConfigError(`${name} must be 32 bytes written as 64 hex characters or as base64 (e.g. openssl rand -hex 32)`);
+  return key;
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -233,5 +256,7 @@ export function loadConfig(env: Env = process.env): Config {
     taskMaxAttempts: integer(env, 'TASK_MAX_ATTEMPTS', 3, 1, 100),
     taskConcurrency: integer(env, 'TASK_CONCURRENCY', 32, 1, 10_000),
     readyRequiresUpstreams: flag(env, 'READY_REQUIRES_UPSTREAMS', false),
+    secretsKey: secretsKey(env, 'SECRETS_KEY'),
+    secretsKeyPrevious: secretsKey(env, 'SECRETS_KEY_PREVIOUS'),
   });
 }

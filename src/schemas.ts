@@ -32,7 +32,7 @@ export const invocationResultSchema = {
       properties: {
         code: {
           type: 'string',
-          enum: ['unknown_tool', 'invalid_arguments', 'handler_error', 'deadline_exceeded', 'in_progress', 'result_invalid', 'tool_failed', 'cancelled', 'upstream_rejected', 'upstream_unavailable', 'tool_changed'],
+          enum: ['unknown_tool', 'invalid_arguments', 'handler_error', 'deadline_exceeded', 'in_progress', 'result_invalid', 'tool_failed', 'cancelled', 'upstream_rejected', 'upstream_unavailable', 'tool_changed', 'authorization_required'],
         },
         detail: { type: 'string' },
       },
@@ -50,6 +50,12 @@ export const invocationResultSchema = {
       description: 'present when content was cut: where its whole is kept for RESULT_TTL_S (GET the url, MCP resources/read the uri, or the result_read tool)',
       properties: { uri: { type: 'string' }, url: { type: 'string' }, chars: { type: 'integer' } },
       required: ['uri', 'url', 'chars'],
+    },
+    authorization: {
+      type: 'object',
+      description: 'present with authorization_required: a single-use link (10 minutes, bound to the calling user) where the person connects the credential; then the same call works',
+      properties: { credential: { type: 'string' }, url: { type: 'string' } },
+      required: ['credential', 'url'],
     },
   },
   required: ['id', 'name', 'success', 'message', 'value', 'exclude_value_from_context', 'error', 'content', 'tool_message', 'replayed', 'effect_id', 'idempotency_key', 'tool_hash', 'duration_ms'],

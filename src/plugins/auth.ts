@@ -22,7 +22,8 @@ const OPEN_ROUTES = new Set(['/healthz', '/readyz', '/.well-known/oauth-protecte
  * still checked, and names the caller whose tools the document lists.
  */
 export function isKeyOptional(url: string): boolean {
-  return url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/') || url === '/console' || url.startsWith('/console/');
+  // A connect link (SPEC §15) is opened in a browser: the link itself is bound to its user.
+  return url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/') || url === '/console' || url.startsWith('/console/') || url.startsWith('/connections/');
 }
 const BEARER = /^Bearer +([^\s]+) *$/i;
 

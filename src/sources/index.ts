@@ -8,6 +8,8 @@ import type { Store } from '../store/types.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { EntryReader, ToolsFileError, type RawEntry } from './entry.ts';
+import type { CredentialDefinitions } from '../credentials/definitions.ts';
+import { readCredentials } from './credentials.ts';
 import { registerMcpSources } from './mcp/index.ts';
 import { SOURCE_NAME } from './names.ts';
 import { registerPluginSources } from './plugins.ts';
@@ -21,6 +23,8 @@ export interface ToolSources {
   close(): Promise<void>;
   /** The upstreams the sources keep connections to (MCP servers), and whether each is up. */
   upstreamStatus(): UpstreamStatus[];
+  /** `credentials:` of the file (SPEC §15); empty when it declares none. */
+  readonly credentials: CredentialDefinitions;
 }
 
 export interface LoadToolSourcesOptions {
@@ -61,6 +65,7 @@ function checkSourceNames(file: ToolsFile): void {
 export async function loadToolSources(options: LoadToolSourcesOptions): Promise<ToolSources> {
   const file = await readToolsFile(options.file, options.env);
   checkSourceNames(file);
+  const credentials = readCredentials(file.path, file.credentials);
   const closers: (() => Promise<void>)[] = [];
   const upstreams: (() => readonly UpstreamStatus[])[] = [];
   const context: SourceContext = {
@@ -72,8 +77,10 @@ export async function loadToolSources(options: LoadToolSourcesOptions): Promise<
     provenance: options.provenance,
     version: options.version,
     reportUpstreams: (status) => upstreams.push(status),
+    credentials,
   };
   const sources: ToolSources = {
+    credentials,
     upstreamStatus: () => upstreams.flatMap((status) => status()),
     async close() {
       for (const close of closers.splice(0).reverse()) {

@@ -6,11 +6,11 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { ToolsFileError, isObject, type RawEntry } from './entry.ts';
+import { ToolsFileError, isObject, type JsonObject, type RawEntry } from './entry.ts';
 import { expandVariables, variableFailure } from './variables.ts';
 
-export const SECTIONS = ['plugins', 'http', 'openapi', 'mcp'] as const;
-export type SectionName = (typeof SECTIONS)[number];
+export const SECTIONS = ['plugins', 'http', 'openapi', 'mcp', 'credentials'] as const;
+export type SectionName = Exclude<(typeof SECTIONS)[number], 'credentials'>;
 
 export interface ToolsFile {
   /** The file's absolute path, as every error message names it. */
@@ -21,6 +21,8 @@ export interface ToolsFile {
   readonly http: readonly RawEntry[];
   readonly openapi: readonly RawEntry[];
   readonly mcp: readonly RawEntry[];
+  /** `credentials:` (SPEC §15): a mapping of names to definitions, read by src/sources/credentials.ts. */
+  readonly credentials: JsonObject | null;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -61,6 +63,8 @@ export async function readToolsFile(given: string, env: Env = process.env, cwd =
     if (!Array.isArray(entries)) throw new ToolsFileError(`TOOLS_FILE ${path}: ${name} must be a list`);
     return entries.map((value, i) => ({ where: `${name}[${i}]`, value }));
   };
+  const credentials = expanded.credentials ?? null;
+  if (credentials !== null && !isObject(credentials)) throw new ToolsFileError(`TOOLS_FILE ${path}: credentials must be a mapping of names to definitions`);
   return Object.freeze({
     path,
     folder: dirname(path),
@@ -68,5 +72,6 @@ export async function readToolsFile(given: string, env: Env = process.env, cwd =
     http: section('http'),
     openapi: section('openapi'),
     mcp: section('mcp'),
+    credentials,
   });
 }

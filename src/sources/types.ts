@@ -1,5 +1,6 @@
 /** What every tool source kind is handed: the catalog to register into, the file, and a way to clean up. */
 import type { Logger } from 'pino';
+import type { CredentialDefinitions } from '../credentials/definitions.ts';
 import type { Store } from '../store/types.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
@@ -18,6 +19,8 @@ export interface SourceContext {
   readonly provenance: Provenance;
   /** toolport's version, named to upstreams (an MCP client's clientInfo). */
   readonly version: string;
+  /** `credentials:` of the file: what `auth:` and `${credential.<name>}` may name. */
+  readonly credentials: CredentialDefinitions;
   /** Adds a source whose upstream can be down, for /readyz. */
   reportUpstreams(status: () => readonly UpstreamStatus[]): void;
 }

@@ -2,8 +2,10 @@
  * `${VAR}` in TOOLS_FILE: replaced from the environment at start, in every string value of the
  * parsed file (never in keys, and never as text before parsing, so a value cannot add structure).
  * `$${VAR}` stands for a literal `${VAR}`. A variable that is not set stops the start, named —
- * its value is never printed.
+ * its value is never printed. `<VAR>_FILE` stands in for a secret variable (Docker secrets).
+ * `${credential.<name>}` is left as it is: the calling user's credential fills it at each call.
  */
+import { ConfigError, secretText } from '../config.ts';
 import { ToolsFileError, isObject } from './entry.ts';
 
 const VARIABLE = /\$(\$?)\{([^}]*)\}/g;
@@ -14,8 +16,14 @@ type Env = Readonly<Record<string, string | undefined>>;
 function expandString(text: string, env: Env, fail: (problem: string) => never): string {
   return text.replace(VARIABLE, (whole, escaped: string, name: string) => {
     if (escaped === '$') return whole.slice(1);
+    if (name.startsWith('credential.')) return whole;
     if (!VARIABLE_NAME.test(name)) fail(`"\${${name}}" is not a variable name (letters, digits and _)`);
-    const value = env[name];
+    let value: string | undefined;
+    try {
+      value = env[name] ?? secretText(env, name);
+    } catch (err) {
+      return fail(err instanceof ConfigError ? err.message : String(err));
+    }
     if (value === undefined) fail(`environment variable ${name} is not set`);
     return value;
   });

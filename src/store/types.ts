@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { EffectLedger } from './ledger.ts';
 import type { TaskStore } from './tasks.ts';
 import type { ResultStore } from './results.ts';
+import type { CredentialStore } from './credentials.ts';
 
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
@@ -135,6 +136,8 @@ export interface Store {
   readonly calls: CallLog;
   /** Large results (SPEC §11), kept in the same store. */
   readonly results: ResultStore;
+  /** Users' credentials, sealed (SPEC §15), kept in the same store. */
+  readonly credentials: CredentialStore;
   /** A Redis for @fastify/rate-limit to count in (shared by all replicas); null: count in this process. */
   readonly rateLimitRedis: Redis | Cluster | null;
 }

@@ -5,7 +5,8 @@
  */
 import type { Logger } from 'pino';
 import type { ProgressListener } from './progress.ts';
-import type { NestedResult, Resources, SessionHandle, ToolContext, UserIdentity } from './types.ts';
+import { ToolFailure } from './failure.ts';
+import type { Credentials, NestedResult, Resources, SessionHandle, ToolContext, UserIdentity } from './types.ts';
 
 /** Told once when a Cancellation fires. An object rather than a closure: one is made per call. */
 export interface CancelListener {
@@ -88,7 +89,16 @@ export interface CallContextInit<Scope = unknown> {
   scope: Scope;
   /** Absent or null: progress goes nowhere (no client asked for it). */
   progress?: ProgressListener | null;
+  /** The calling user's credentials; absent: none are configured. */
+  credentials?: Credentials;
 }
+
+/** `context.credentials` when TOOLS_FILE declares no credentials. */
+export const NO_CREDENTIALS: Credentials = {
+  get(name: string): Promise<string> {
+    return Promise.reject(new ToolFailure('handler_error', `The tool asked for the credential "${name}", which is not declared in this service's configuration.`, `credential "${name}" is not declared`));
+  },
+};
 
 export class CallContext implements ToolContext {
   readonly callId: string;
@@ -100,6 +110,7 @@ export class CallContext implements ToolContext {
   readonly caller: string | null;
   readonly user: UserIdentity | null;
   readonly resources: Resources;
+  readonly credentials: Credentials;
   /** Ends this call (deadline or cancellation); nested calls listen to it. */
   readonly ended = new Cancellation();
   readonly #init: CallContextInit<unknown>;
@@ -118,6 +129,7 @@ export class CallContext implements ToolContext {
     this.caller = init.caller;
     this.user = init.user;
     this.resources = init.resources;
+    this.credentials = init.credentials ?? NO_CREDENTIALS;
     this.#init = init;
     Object.freeze(this);
   }

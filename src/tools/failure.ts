@@ -3,7 +3,7 @@
  * tool sources that forward calls (HTTP, OpenAPI, MCP) throw it when their upstream refuses,
  * fails or breaks its protocol. The dispatcher answers it as `failure(code, message, detail)`.
  */
-import type { ErrorCode } from './outcome.ts';
+import type { AuthorizationLink, ErrorCode } from './outcome.ts';
 
 /** The codes a handler may end its call with; the others belong to the dispatcher and the ledger. */
 export type HandlerFailureCode = Extract<ErrorCode, 'upstream_rejected' | 'upstream_unavailable' | 'tool_changed' | 'handler_error'>;
@@ -16,6 +16,21 @@ export class ToolFailure extends Error {
    */
   constructor(
     readonly code: HandlerFailureCode,
+    message: string,
+    readonly detail: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The calling user lacks a credential the tool needs (or its refresh failed): the call answers
+ * `authorization_required` with the link where the person connects it (SPEC §15).
+ */
+export class AuthorizationRequired extends Error {
+  override name = 'AuthorizationRequired';
+  constructor(
+    readonly authorization: AuthorizationLink,
     message: string,
     readonly detail: string,
   ) {

@@ -19,7 +19,9 @@ export type ErrorCode =
   /** The endpoint or MCP server behind a tool did not answer, answered 5xx or broke its protocol. */
   | 'upstream_unavailable'
   /** A pinned upstream tool changed and the change is not accepted yet. */
-  | 'tool_changed';
+  | 'tool_changed'
+  /** The calling user has not connected a credential the tool needs (or its refresh failed): see `authorization`. */
+  | 'authorization_required';
 
 export interface ToolError {
   code: ErrorCode;
@@ -46,6 +48,14 @@ export interface InvocationResult {
   tool_message?: unknown;
   /** Set when `content` was cut and its whole is kept as a result resource (SPEC §11). */
   result_ref?: ResultRef;
+  /** Set with `authorization_required`: where the person connects the credential (SPEC §15). */
+  authorization?: AuthorizationLink;
+}
+
+/** A single-use link, bound to the calling user, where the person connects a credential. */
+export interface AuthorizationLink {
+  credential: string;
+  url: string;
 }
 
 export interface CallIdentity {
@@ -179,4 +189,11 @@ export function reasonOf(thrown: unknown): string {
   } catch {
     return 'an error that cannot be shown';
   }
+}
+
+/** The result of a call whose user lacks a credential: `authorization_required` with the link (docs/credentials.md). */
+export function authorizationRequired(call: CallIdentity, needed: { authorization: AuthorizationLink; message: string; detail: string }, maxChars: number): InvocationResult {
+  const result = failure(call, 'authorization_required', needed.message, needed.detail, maxChars);
+  result.authorization = needed.authorization;
+  return result;
 }

@@ -68,6 +68,8 @@ export interface RegisteredTool {
   readonly maxContentChars: number | null;
   /** A session built-in: takes the optional `session_id` argument and always runs in a session (src/tools/session-handle.ts). */
   readonly takesSessionHandle: boolean;
+  /** The credentials (TOOLS_FILE `credentials:`) a call needs from its user before it runs; empty: none. */
+  readonly credentials: readonly string[];
   readonly hash: string;
   readonly source: string;
   readonly hints: SearchHints | null;
@@ -210,7 +212,7 @@ export class ToolRegistry implements PluginRegistry {
   #check(definition: unknown, source: string, takesSessionHandle: boolean, replaceable: (name: string) => boolean = () => false, options: RegisterOptions = {}): RegisteredTool {
     const upstream = options.schemas === 'upstream';
     if (!isObject(definition)) fail(source, undefined, 'a definition must be an object');
-    const { name, description, parameters, result, examples, idempotency, annotations, timeout_ms, heartbeat_ms, max_content_chars, handler } = definition;
+    const { name, description, parameters, result, examples, idempotency, annotations, timeout_ms, heartbeat_ms, max_content_chars, credentials, handler } = definition;
     if (typeof name !== 'string' || !TOOL_NAME.test(name)) fail(source, name, `name must match ${TOOL_NAME}`);
     if (this.#tools.has(name) && !replaceable(name)) fail(source, name, `name is already taken by ${this.#tools.get(name)!.source}`);
     if (typeof description !== 'string' || description.length < 1 || description.length > 200) {
@@ -227,6 +229,9 @@ export class ToolRegistry implements PluginRegistry {
     }
     if (max_content_chars !== undefined && !(Number.isInteger(max_content_chars) && (max_content_chars as number) >= 1 && (max_content_chars as number) < this.#maxContentChars)) {
       fail(source, name, `max_content_chars must be a whole number from 1 to ${this.#maxContentChars - 1} (below MAX_CONTENT_CHARS)`);
+    }
+    if (credentials !== undefined && !(Array.isArray(credentials) && credentials.every((c) => typeof c === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(c)))) {
+      fail(source, name, 'credentials must be a list of credential names');
     }
     const served = closeObjects(parameters);
     const canonical = (schema: unknown) => (upstream ? canonicalDataJson(schema, this.#canonical) : canonicalJson(schema));
@@ -249,6 +254,7 @@ export class ToolRegistry implements PluginRegistry {
       heartbeatMs: (heartbeat_ms as number | undefined) ?? null,
       maxContentChars: (max_content_chars as number | undefined) ?? null,
       takesSessionHandle,
+      credentials: Object.freeze([...((credentials as string[] | undefined) ?? [])]),
       hash: definitionHash(name, description, parametersJson, resultJson),
       source,
       hints: options.hints ?? null,

@@ -60,6 +60,16 @@ export interface Resources {
   get<T = unknown>(key: string): T | undefined;
 }
 
+/** A handler's view of the calling user's credentials. */
+export interface Credentials {
+  /**
+   * The user's access token (oauth2) or value (secret) of a credential declared in TOOLS_FILE,
+   * refreshed when it is about to expire. When the user has none, the call ends with
+   * `authorization_required` and a link where the person connects it.
+   */
+  get(name: string): Promise<string>;
+}
+
 /** The outcome of a nested `context.invoke`. */
 export interface NestedResult {
   success: boolean;
@@ -87,6 +97,8 @@ export interface ToolContext {
   readonly caller: string | null;
   /** The verified user the call is made for (`{id: sub, groups, claims}`); null for an API key or an open service. */
   readonly user: UserIdentity | null;
+  /** The calling user's credentials (SPEC §15). */
+  readonly credentials: Credentials;
   beat(): void;
   progress(done: number, total?: number): void;
   invoke(name: string, params: Record<string, unknown>): Promise<NestedResult>;
@@ -109,6 +121,11 @@ export interface ToolDefinition<P = Record<string, unknown>, V = unknown> {
   heartbeat_ms?: number;
   /** This tool's own `content` cut-off, below MAX_CONTENT_CHARS (SPEC §11). */
   max_content_chars?: number;
+  /**
+   * Credentials (TOOLS_FILE `credentials:`) the caller must have before a call runs; a missing one
+   * answers `authorization_required` with a link to connect it (SPEC §15).
+   */
+  credentials?: string[];
   /** Method syntax on purpose: a definition typed for its own params is still a ToolDefinition. */
   handler(params: P, context: ToolContext): HandlerReturn<V> | Promise<HandlerReturn<V>>;
 }

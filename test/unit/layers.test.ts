@@ -15,7 +15,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['store/', 'callers/'],
   ['tools/'],
   ['errors.ts'],
-  ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/'],
+  ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/', 'credentials/'],
   ['builtin/', 'sources/', 'mcp/', 'plugins/', 'http/'],
   ['routes/'],
   ['app.ts'],

@@ -12,8 +12,10 @@ import { resultOfAnswer } from '../upstream/answer.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES, UpstreamClient, type UpstreamRequest } from '../upstream/client.ts';
 import { upstreamClient } from '../upstream/shared.ts';
 import { connectionFailure, endpointOf } from '../upstream/endpoint.ts';
+import { addCredentialHeaders, credentialHeaders, type CredentialHeaders } from '../upstream/credentials.ts';
+import { readCredentialUse } from '../credentials.ts';
 
-const ENTRY_KEYS = ['name', 'description', 'parameters', 'result', 'examples', 'idempotency', 'annotations', 'timeout_ms', 'endpoint', 'max_response_bytes'];
+const ENTRY_KEYS = ['name', 'description', 'parameters', 'result', 'examples', 'idempotency', 'annotations', 'timeout_ms', 'endpoint', 'max_response_bytes', 'auth'];
 const ENDPOINT_KEYS = ['url', 'method', 'headers'];
 /** Methods that carry the arguments as a JSON body. */
 const METHODS = ['POST', 'PUT', 'PATCH'];
@@ -24,15 +26,18 @@ interface HttpTool {
   path: string;
   method: Dispatcher.HttpMethod;
   headers: Record<string, string>;
+  credentials: CredentialHeaders;
   maxResponseBytes: number;
 }
 
 async function forward(client: UpstreamClient, tool: HttpTool, params: Record<string, unknown>, context: ToolContext) {
+  const headers = client.callHeaders(context, tool.headers);
+  if (tool.credentials.auth !== null || tool.credentials.templated.length > 0) await addCredentialHeaders(headers, tool.credentials, context);
   const request: UpstreamRequest = {
     origin: tool.origin,
     path: tool.path,
     method: tool.method,
-    headers: client.callHeaders(context, tool.headers),
+    headers,
     body: JSON.stringify(params),
     maxResponseBytes: tool.maxResponseBytes,
   };
@@ -56,12 +61,16 @@ export async function registerHttpTools(entries: readonly RawEntry[], context: S
     const { origin, path } = endpointOf(endpoint, endpoint.string('url'), 'url');
     const method = (endpoint.optionalString('method') ?? 'POST').toUpperCase();
     if (!METHODS.includes(method)) endpoint.fail(`method must be one of ${METHODS.join(', ')} (the arguments are sent as a JSON body)`);
+    const configured = endpoint.stringMap('headers');
+    const { auth, uses } = readCredentialUse(reader, configured, context.credentials);
+    const { fixed, use } = credentialHeaders(configured, auth);
     const tool: HttpTool = {
       name,
       origin,
       path,
       method: method as Dispatcher.HttpMethod,
-      headers: { ...lowerCased(endpoint.stringMap('headers')), 'content-type': 'application/json', accept: 'application/json, text/plain;q=0.9, */*;q=0.1' },
+      headers: { ...lowerCased(fixed), 'content-type': 'application/json', accept: 'application/json, text/plain;q=0.9, */*;q=0.1' },
+      credentials: use,
       maxResponseBytes: reader.positiveInteger('max_response_bytes') ?? DEFAULT_MAX_RESPONSE_BYTES,
     };
     const raw = reader.raw;
@@ -73,6 +82,7 @@ export async function registerHttpTools(entries: readonly RawEntry[], context: S
         ...(raw.result !== undefined && { result: raw.result as Record<string, unknown> }),
         ...(raw.examples !== undefined && { examples: raw.examples as never }),
         ...readToolOptions(reader, raw),
+        ...(uses.length > 0 && { credentials: uses }),
         handler: (params, toolContext) => forward(client, tool, params, toolContext),
       }),
     );

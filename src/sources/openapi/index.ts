@@ -15,11 +15,13 @@ import { resultOfAnswer } from '../upstream/answer.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES, type UpstreamClient } from '../upstream/client.ts';
 import { connectionFailure, endpointOf } from '../upstream/endpoint.ts';
 import { upstreamClient } from '../upstream/shared.ts';
+import { addCredentialHeaders, credentialHeaders, type CredentialHeaders } from '../upstream/credentials.ts';
+import { readCredentialUse } from '../credentials.ts';
 import { baseUrlOf, loadDocument } from './document.ts';
 import { operationsOf, type Operation } from './operations.ts';
 import { buildRequest } from './request.ts';
 
-const ENTRY_KEYS = ['source', 'spec', 'base_url', 'include', 'headers', 'idempotency', 'timeout_ms', 'tools', 'max_response_bytes'];
+const ENTRY_KEYS = ['source', 'spec', 'base_url', 'include', 'headers', 'idempotency', 'timeout_ms', 'tools', 'max_response_bytes', 'auth'];
 const MAX_NAMES_SHOWN = 30;
 
 interface Target {
@@ -27,6 +29,7 @@ interface Target {
   /** The base URL's path, without a trailing slash. */
   basePath: string;
   headers: Record<string, string>;
+  credentials: CredentialHeaders;
   maxResponseBytes: number;
 }
 
@@ -34,6 +37,7 @@ async function forward(client: UpstreamClient, target: Target, toolName: string,
   const built = buildRequest(toolName, operation, params);
   const headers = client.callHeaders(context, { ...target.headers, ...built.headers });
   if (built.body !== null) headers['content-type'] = 'application/json';
+  if (target.credentials.auth !== null || target.credentials.templated.length > 0) await addCredentialHeaders(headers, target.credentials, context);
   let answer;
   try {
     answer = await client.send(
@@ -72,13 +76,17 @@ async function registerSource(entry: RawEntry, context: SourceContext, client: U
   const loaded = await loadDocument(reader, spec, context.file.folder);
   const baseUrl = baseUrlOf(reader, loaded, reader.optionalString('base_url'));
   const { origin, path } = endpointOf(reader, baseUrl, 'base_url');
+  const configured = reader.stringMap('headers');
+  const { auth, uses } = readCredentialUse(reader, configured, context.credentials);
+  const { fixed, use } = credentialHeaders(configured, auth);
   const target: Target = {
     origin,
     basePath: path.replace(/\?.*$/, '').replace(/\/+$/, ''),
-    headers: { ...lowerCased(reader.stringMap('headers')), accept: 'application/json, text/plain;q=0.9, */*;q=0.1' },
+    headers: { ...lowerCased(fixed), accept: 'application/json, text/plain;q=0.9, */*;q=0.1' },
+    credentials: use,
     maxResponseBytes: reader.positiveInteger('max_response_bytes') ?? DEFAULT_MAX_RESPONSE_BYTES,
   };
-  const defaults = readToolOptions(reader, reader.raw);
+  const defaults = { ...readToolOptions(reader, reader.raw), ...(uses.length > 0 && { credentials: uses }) };
   const overrides = readToolOverrides(reader);
   const operations = included(reader, operationsOf(loaded.document));
   for (const name of overrides.keys()) {

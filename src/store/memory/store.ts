@@ -3,6 +3,7 @@ import { MemoryCallLog } from './calls.ts';
 import { MemoryLedger } from './ledger.ts';
 import { MemoryTaskStore } from './tasks.ts';
 import { MemoryResults } from './results.ts';
+import { MemoryCredentials } from './credentials.ts';
 import { RECENT_CALLS, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions, type ToolPin } from '../types.ts';
 
 interface SessionEntry {
@@ -36,6 +37,7 @@ export class MemoryStore implements Store {
   readonly tasks = new MemoryTaskStore();
   readonly calls: MemoryCallLog;
   readonly results = new MemoryResults();
+  readonly credentials = new MemoryCredentials();
 
   constructor(options: StoreOptions) {
     this.#options = options;
@@ -107,6 +109,7 @@ export class MemoryStore implements Store {
     for (const [id, entry] of this.#sessions) if (entry.expiresAt <= now) this.#sessions.delete(id);
     this.ledger.prune();
     this.results.prune();
+    this.credentials.prune();
   }
 
   async recordDefinitions(records: readonly DefinitionRecord[], at: number): Promise<void> {

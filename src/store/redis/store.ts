@@ -10,6 +10,7 @@ import { connectionReady } from './ready.ts';
 import { RedisLedger } from './ledger.ts';
 import { RedisTaskStore } from './tasks.ts';
 import { RedisResults } from './results.ts';
+import { RedisCredentials } from './credentials.ts';
 import { RECENT_CALLS, StoreUnavailableError, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions, type ToolPin } from '../types.ts';
 
 export const COMMAND_TIMEOUT_MS = 1000;
@@ -60,6 +61,7 @@ export class RedisStore implements Store {
   readonly tasks: RedisTaskStore;
   readonly calls: RedisCallLog;
   readonly results: RedisResults;
+  readonly credentials: RedisCredentials;
   /** Whether an outage is under way: it is logged once when it starts and once when it ends. */
   #down = false;
 
@@ -82,6 +84,7 @@ export class RedisStore implements Store {
     this.tasks = new RedisTaskStore(client, options.keyPrefix, (command) => this.#run(command), log);
     this.calls = new RedisCallLog(client, options.keyPrefix, options.recentCalls ?? RECENT_CALLS, log);
     this.results = new RedisResults(client, options.keyPrefix, (command) => this.#run(command));
+    this.credentials = new RedisCredentials(client, options.keyPrefix, (command) => this.#run(command), lua);
   }
 
   /** The connection, for the rate limiter to count in the same Redis (all replicas). */

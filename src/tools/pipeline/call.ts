@@ -10,7 +10,7 @@ import type { CallIdentity } from '../outcome.ts';
 import type { ProgressListener } from '../progress.ts';
 import type { RegisteredTool } from '../registry.ts';
 import type { SessionSource } from '../session-handle.ts';
-import type { Resources, SessionHandle, UserIdentity } from '../types.ts';
+import type { Credentials, Resources, SessionHandle, UserIdentity } from '../types.ts';
 
 export interface ToolCall {
   id: string | null;
@@ -81,6 +81,8 @@ export class PipelineCall {
   budgetMs = 0;
   /** Set by the scope stage: a session built-in in a session the model did not name; its result tells the model the id. */
   announceSession = false;
+  /** Set by the credentials stage: the caller's credentials (absent: the service declares none). */
+  credentials: Credentials | undefined = undefined;
   /** Set by the ledger stage when it lets an idempotent call run: the call's ledger key. */
   idempotencyKey: string | null = null;
   /** Set by the session stage for each attempt: the staged session the handler works on. */
@@ -114,6 +116,7 @@ export class PipelineCall {
       calls: this.#environment.calls,
       scope,
       progress: scope.progress ?? null,
+      ...(this.credentials !== undefined && { credentials: this.credentials }),
     });
   }
 }

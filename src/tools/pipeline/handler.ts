@@ -6,8 +6,8 @@
 import type { ResultRef, ResultResources } from '../../store/results.ts';
 import { StoreUnavailableError } from '../../store/types.ts';
 import type { CallContext } from '../context.ts';
-import { ToolFailure } from '../failure.ts';
-import { explain, failure, invocationResult, reasonOf, type InvocationResult, type ResultParts } from '../outcome.ts';
+import { AuthorizationRequired, ToolFailure } from '../failure.ts';
+import { authorizationRequired, explain, failure, invocationResult, reasonOf, type InvocationResult, type ResultParts } from '../outcome.ts';
 import { settle } from '../race.ts';
 import { joinContent, withAttachmentsNamed } from '../render.ts';
 import { checkResult } from '../result.ts';
@@ -74,6 +74,8 @@ class HandlerStage implements Stage {
 
   #thrown({ tool, identity }: PipelineCall, context: CallContext, error: unknown): InvocationResult {
     if (error instanceof StoreUnavailableError) throw error;
+    // context.credentials.get of a credential the user has not connected.
+    if (error instanceof AuthorizationRequired) return authorizationRequired(identity, error, this.#max);
     if (error instanceof ToolFailure) {
       context.log.warn({ code: error.code, detail: error.detail }, 'tool failed');
       return failure(identity, error.code, error.message, error.detail, this.#max);

@@ -1,0 +1,244 @@
+/**
+ * Connecting credentials (SPEC §15). A person opens the single-use link a call answered with:
+ * `GET /connections/{name}/start` sends them to the provider (authorization code + PKCE, the
+ * state bound to the link and to this browser by a cookie) or, for a `secret`, shows a form;
+ * the callback stores the grant or value for the user the link was made for. `/me/…`: the
+ * caller's own connections — names, scopes, expiry, never a secret.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { CredentialDefinition, OAuth2Definition } from '../credentials/definitions.ts';
+import { CREDENTIAL_NAME } from '../credentials/definitions.ts';
+import { authorizationRequest, exchangeCode, newVerifier, ProviderError } from '../credentials/oauth.ts';
+import { credentialOwner } from '../credentials/stage.ts';
+import { LinkRefused, LINK_TTL_MS, type Vault } from '../credentials/vault.ts';
+import { Forbidden, InvalidBody, NotFound } from '../errors.ts';
+import { problemResponses } from '../schemas.ts';
+
+const STATE_COOKIE = 'toolport_connect';
+const MAX_SECRET_CHARS = 8192;
+
+const nameParams = { type: 'object', properties: { name: { type: 'string', pattern: CREDENTIAL_NAME.source } }, required: ['name'] };
+
+const connectionSchema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    type: { type: 'string', enum: ['oauth2', 'secret'] },
+    scopes: { type: 'array', items: { type: 'string' } },
+    expires_at: { type: ['string', 'null'], format: 'date-time', description: 'when the access token expires (it is refreshed before); null for a secret' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+  required: ['name', 'type', 'scopes', 'expires_at', 'updated_at'],
+};
+
+/** Whose credentials a request reads and writes: the same owner a call of this caller uses. */
+export function ownerOf(request: FastifyRequest): string {
+  return credentialOwner({ principal: request.caller?.principal ?? null, caller: request.caller?.id ?? null });
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function page(reply: FastifyReply, title: string, body: string) {
+  return reply
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+    .header('referrer-policy', 'no-referrer')
+    .send(`<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body style="font-family:sans-serif;max-width:36em;margin:3em auto"><h1>${escapeHtml(title)}</h1>${body}</body></html>`);
+}
+
+function cookieOf(request: FastifyRequest, name: string): string | undefined {
+  const header = request.headers.cookie ?? '';
+  for (const part of header.split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return value.join('=');
+  }
+  return undefined;
+}
+
+export interface ConnectionRoutesOptions {
+  /** Null when TOOLS_FILE declares no credentials: the list is empty and every name unknown. */
+  vault: Vault | null;
+  publicUrl: string;
+}
+
+/** Serves nothing while the service has no vault, whatever its name. */
+const NO_VAULT = {
+  definition: () => undefined,
+  definitions: new Map<string, CredentialDefinition>(),
+  connections: async () => [],
+};
+
+export async function connectionRoutes(app: FastifyInstance, options: ConnectionRoutesOptions): Promise<void> {
+  const publicUrl = options.publicUrl;
+  const vault = (options.vault ?? NO_VAULT) as Vault;
+  const definitionOf = (name: string): CredentialDefinition => {
+    const definition = vault.definition(name);
+    if (definition === undefined) throw new NotFound(`no credential "${name}" is declared`);
+    return definition;
+  };
+  const refused = (err: unknown): never => {
+    if (err instanceof LinkRefused) throw new Forbidden(err.message);
+    throw err;
+  };
+  const redirectUri = (name: string) => `${publicUrl}/connections/${encodeURIComponent(name)}/callback`;
+
+  // Only this plugin's routes take a form (the secret's page posts one).
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+
+  app.get<{ Params: { name: string }; Querystring: { link: string } }>(
+    '/connections/:name/start',
+    {
+      schema: {
+        summary: 'Opens a connect link: redirects to the provider (oauth2) or shows a form (secret)',
+        description: `The link comes from an authorization_required result; it works once, for ${LINK_TTL_MS / 60_000} minutes, for the user it was made for.`,
+        operationId: 'startConnection',
+        tags: ['credentials'],
+        params: nameParams,
+        querystring: { type: 'object', properties: { link: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } }, required: ['link'] },
+        response: { 302: { type: 'null', description: 'to the provider' }, 200: { type: 'string', description: 'the form where the person enters the secret (text/html)' }, ...problemResponses(400, 403, 404, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { name } = request.params;
+      const definition = definitionOf(name);
+      const owner = await vault.takeLink(name, request.query.link, request.caller === null ? null : ownerOf(request)).catch(refused);
+      if (definition.kind === 'secret') {
+        const state = await vault.newState(owner, name);
+        return page(
+          reply,
+          `Enter your ${name} key`,
+          `<form method="post" action="${escapeHtml(`${publicUrl}/connections/${encodeURIComponent(name)}/callback`)}"><input type="hidden" name="state" value="${state}"><p><input type="password" name="value" autocomplete="off" required style="width:100%"></p><button>Save</button></form><p>It is stored encrypted and used only for your calls.</p>`,
+        );
+      }
+      // The verifier travels inside the (sealed, single-use) state; the cookie ties it to this browser.
+      const verifier = newVerifier();
+      const state = await vault.newState(owner, name, { verifier });
+      const target = await authorizationRequest(definition, redirectUri(name), state, verifier);
+      reply.header('set-cookie', `${STATE_COOKIE}=${state}; Path=/connections/${encodeURIComponent(name)}/; Max-Age=${LINK_TTL_MS / 1000}; HttpOnly; SameSite=Lax${publicUrl.startsWith('https:') ? '; Secure' : ''}`);
+      return reply.header('cache-control', 'no-store').redirect(target, 302);
+    },
+  );
+
+  app.get<{ Params: { name: string }; Querystring: Record<string, string> }>(
+    '/connections/:name/callback',
+    {
+      schema: {
+        summary: "The provider's redirect after the person consented: stores the grant for the user of the link",
+        operationId: 'finishConnection',
+        tags: ['credentials'],
+        params: nameParams,
+        querystring: { type: 'object', properties: { state: { type: 'string' }, code: { type: 'string' }, error: { type: 'string' } }, required: ['state'], additionalProperties: { type: 'string' } },
+        response: { 200: { type: 'string', description: 'a page saying the account is connected (text/html)' }, ...problemResponses(400, 403, 404, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { name } = request.params;
+      const definition = definitionOf(name);
+      if (definition.kind !== 'oauth2') throw new NotFound(`credential "${name}" is not an OAuth connection`);
+      const state = request.query.state!;
+      if (cookieOf(request, STATE_COOKIE) !== state) throw new Forbidden('this sign-in was started in another browser (or was changed): start again from the link');
+      const bound = await vault.takeState(name, state).catch(refused);
+      reply.header('set-cookie', `${STATE_COOKIE}=; Path=/connections/${encodeURIComponent(name)}/; Max-Age=0; HttpOnly; SameSite=Lax`);
+      if (typeof request.query.error === 'string') throw new Forbidden(`the provider did not grant access: ${request.query.error}`);
+      try {
+        const grant = await exchangeCode(definition as OAuth2Definition, new URLSearchParams(request.query), state, redirectUri(name), bound.verifier!);
+        await vault.storeGrant(bound.owner, name, grant);
+      } catch (err) {
+        if (err instanceof ProviderError) throw new Forbidden(`the account was not connected: ${err.message}`);
+        throw err;
+      }
+      return page(reply, `${name} is connected`, '<p>You can close this window and go back to the conversation: the same request works now.</p>');
+    },
+  );
+
+  app.post<{ Params: { name: string }; Body: { state: string; value: string } }>(
+    '/connections/:name/callback',
+    {
+      schema: {
+        summary: "The secret's form: stores the value for the user of the link",
+        operationId: 'submitSecret',
+        tags: ['credentials'],
+        params: nameParams,
+        body: { type: 'object', properties: { state: { type: 'string' }, value: { type: 'string', minLength: 1, maxLength: MAX_SECRET_CHARS } }, required: ['state', 'value'] },
+        response: { 200: { type: 'string', description: 'a page saying the key is stored (text/html)' }, ...problemResponses(400, 403, 404, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { name } = request.params;
+      if (definitionOf(name).kind !== 'secret') throw new NotFound(`credential "${name}" is not a secret`);
+      const bound = await vault.takeState(name, request.body.state).catch(refused);
+      await vault.putSecret(bound.owner, name, request.body.value);
+      return page(reply, `${name} is saved`, '<p>You can close this window and go back to the conversation: the same request works now.</p>');
+    },
+  );
+
+  app.get(
+    '/me/connections',
+    {
+      schema: {
+        summary: "The caller's connected credentials: names, scopes, expiry (never a secret)",
+        operationId: 'listConnections',
+        tags: ['credentials'],
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              connections: { type: 'array', items: connectionSchema },
+              available: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, type: { type: 'string', enum: ['oauth2', 'secret'] } }, required: ['name', 'type'] }, description: 'every credential the service declares' },
+            },
+            required: ['connections', 'available'],
+          },
+          ...problemResponses(401, 429, 503),
+        },
+      },
+    },
+    async (request) => ({
+      connections: await vault.connections(ownerOf(request)),
+      available: [...vault.definitions.values()].map((d) => ({ name: d.name, type: d.kind })),
+    }),
+  );
+
+  app.delete<{ Params: { name: string } }>(
+    '/me/connections/:name',
+    {
+      schema: {
+        summary: "Forgets one of the caller's credentials",
+        operationId: 'forgetConnection',
+        tags: ['credentials'],
+        params: nameParams,
+        response: { 204: { type: 'null', description: 'forgotten' }, ...problemResponses(400, 401, 404, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { name } = request.params;
+      if (!(await vault.forget(ownerOf(request), name))) throw new NotFound(`no connection "${name}" for this caller`);
+      return reply.code(204).send();
+    },
+  );
+
+  app.put<{ Params: { name: string }; Body: { value: string } }>(
+    '/me/credentials/:name',
+    {
+      schema: {
+        summary: "Stores the caller's value of a secret credential",
+        operationId: 'putCredential',
+        tags: ['credentials'],
+        params: nameParams,
+        body: { type: 'object', additionalProperties: false, properties: { value: { type: 'string', minLength: 1, maxLength: MAX_SECRET_CHARS } }, required: ['value'] },
+        response: { 204: { type: 'null', description: 'stored' }, ...problemResponses(400, 401, 404, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { name } = request.params;
+      const definition = definitionOf(name);
+      if (definition.kind !== 'secret') throw new InvalidBody(`credential "${name}" is an OAuth connection: connect it through the link a call answers with`);
+      await vault.putSecret(ownerOf(request), name, request.body.value);
+      return reply.code(204).send();
+    },
+  );
+}
