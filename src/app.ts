@@ -24,6 +24,7 @@ import { ResultResources } from './store/results.ts';
 import { provenanceRoutes } from './routes/provenance.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { registerBuiltins } from './builtin/index.ts';
+import { sourceKind } from './tools/source-kind.ts';
 import { ApiKeys } from './callers/keys.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { TokenVerifier } from './callers/tokens.ts';
@@ -74,16 +75,24 @@ export function createLogger(config: Config, destination?: DestinationStream): L
 
 /**
  * `annotations.idempotent` only tells clients; without an `idempotency` strategy the ledger is off.
- * Plugin and tools-file authors are warned (the built-ins, read-only, need no ledger).
+ * Plugin authors are told once per plugin (each tool, and upstreams' hints, at debug); the
+ * built-ins, read-only, need no ledger.
  */
 function warnOfIdempotentHints(registry: ToolRegistry, log: Logger, builtins: ReadonlySet<string>): void {
+  const bySource = new Map<string, string[]>();
   for (const tool of registry.list()) {
     if (tool.annotations?.idempotent === true && tool.idempotency === null && !builtins.has(tool.name)) {
-      log.warn(
-        { tool: tool.name, source: tool.source },
-        `tool "${tool.name}" sets annotations.idempotent, a hint for clients only: without an idempotency strategy its calls do not go through the effect ledger (set idempotency: {strategy: 'auto'} for that, or strategy 'none' to silence this)`,
-      );
+      bySource.set(tool.source, [...(bySource.get(tool.source) ?? []), tool.name]);
+      log.debug({ tool: tool.name, source: tool.source }, `tool "${tool.name}" sets annotations.idempotent without an idempotency strategy`);
     }
+  }
+  for (const [source, tools] of bySource) {
+    // An upstream's hints are its server's: the one line of a tools-file source (its tool count) stays the only one.
+    const level = sourceKind(source) === 'plugin' ? 'info' : 'debug';
+    log[level](
+      { source, tools: tools.length },
+      `${tools.length} tool(s) of ${source} set annotations.idempotent, a hint for clients only: their calls do not go through the effect ledger without an idempotency strategy (set idempotency: {strategy: 'auto'}, or strategy 'none' to silence this)`,
+    );
   }
 }
 

@@ -6,16 +6,8 @@
 import pino from 'pino';
 import { buildApp } from '../app.ts';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { sourceKind } from '../tools/source-kind.ts';
 import { CliError, table } from './output.ts';
-
-export type SourceKind = 'builtin' | 'plugin' | 'http' | 'openapi' | 'mcp';
-
-/** The kind of a registered tool's source, from the label the loaders give it (`built-in …`, `TOOLS_FILE <file>: mcp[0] "name"`, a plugin's module). */
-export function sourceKind(source: string): SourceKind {
-  if (source.startsWith('built-in')) return 'builtin';
-  const section = /^TOOLS_FILE .*?: (http|openapi|mcp)\[\d+\]/.exec(source)?.[1];
-  return (section as SourceKind | undefined) ?? 'plugin';
-}
 
 export async function check(env: Readonly<Record<string, string | undefined>>): Promise<number> {
   let config: Config;

@@ -69,10 +69,21 @@ export function renderMcpCallToolResult(result: InvocationResult): McpCallToolRe
   const link: McpResourceLink[] =
     kept === undefined ? [] : [{ type: 'resource_link', uri: kept.uri, name: `result of ${result.name}`, description: `the whole result (${kept.chars} characters); the text above is cut`, mimeType: 'text/plain' }];
   return {
-    content: [{ type: 'text', text: result.content }, ...(result.attachments ?? []), ...link],
+    content: [{ type: 'text', text: structured ? unrepeated(result) : result.content }, ...(result.attachments ?? []), ...link],
     ...(structured && { structuredContent: result.value as Record<string, unknown> }),
     isError: !result.success,
   };
+}
+
+/**
+ * The text block without the message when the value says it again (`{"text": <the message>, …}`,
+ * as servers that wrap their text do): the block is then the value's JSON alone, said once.
+ */
+function unrepeated(result: InvocationResult): string {
+  const head = `${result.message}\n\n`;
+  if (result.message === '' || !result.content.startsWith(head)) return result.content;
+  const said = Object.values(result.value as Record<string, unknown>).some((leaf) => leaf === result.message);
+  return said ? result.content.slice(head.length) : result.content;
 }
 
 export function renderMcpTool(tool: RegisteredTool): McpTool {

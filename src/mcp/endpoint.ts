@@ -155,9 +155,13 @@ export class McpEndpoint {
     if (typeof uri !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'resources/read needs params.uri (a string)');
     const id = resultIdOf(uri);
     const kept = id === null || this.#results === null ? null : await this.#results.read(id, env.caller?.id ?? null);
-    if (kept === null) throw new ProtocolFault(RESOURCE_NOT_FOUND, 'Resource not found: results are kept for RESULT_TTL_S, for the caller that made the call', 400, { uri: uri.slice(0, 200) });
+    if (kept === null) {
+      // 2026-07-28 answers an unknown resource as invalid params; the handshake era had its own code.
+      const code = env.era === 'stateless' ? ErrorCode.InvalidParams : RESOURCE_NOT_FOUND;
+      throw new ProtocolFault(code, 'Resource not found: results are kept for RESULT_TTL_S, for the caller that made the call', 400, { uri: uri.slice(0, 200) });
+    }
     const contents = [{ uri, mimeType: 'text/plain', text: kept.content }];
-    return env.era === 'stateless' ? { resultType: 'complete', contents } : { contents };
+    return env.era === 'stateless' ? { resultType: 'complete', contents, ...CACHE_HINTS } : { contents };
   }
 
   async #callTool(message: JsonRpcRequest, env: RequestEnv): Promise<Record<string, unknown>> {

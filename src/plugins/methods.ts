@@ -8,6 +8,13 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { MethodNotAllowed, NotFound } from '../errors.ts';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route only answers 405 itself: its method is left out of the Allow header. */
+    refusesMethod?: boolean;
+  }
+}
+
 interface KnownPath {
   pattern: RegExp;
   methods: Set<string>;
@@ -26,6 +33,8 @@ export const methodsPlugin = fp(
   async (app: FastifyInstance) => {
     const known = new Map<string, KnownPath>();
     app.addHook('onRoute', (route) => {
+      // A route that exists only to answer 405 itself (GET /mcp) does not make its method allowed.
+      if (route.config?.refusesMethod === true) return;
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       let entry = known.get(route.url);
       if (entry === undefined) {

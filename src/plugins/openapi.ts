@@ -22,12 +22,11 @@ export const openApiPlugin = fp(async (app: FastifyInstance, { version, registry
     openapi: {
       openapi: '3.1.0',
       info: { title: 'toolport', version, description: 'Executes the tool calls of large language models.' },
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'An API key of API_KEYS_FILE, when the service has keys configured (otherwise the service is open).' },
-        },
-      },
-      security: [{ bearer: [] }],
+      // Bearer keys are declared only by a service that has them: an open one asks for nothing.
+      ...(keysConfigured && {
+        components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key of API_KEYS_FILE, or an access token when AUTH_ISSUER is set.' } } },
+        security: [{ bearer: [] }],
+      }),
     },
     transformObject: (document) => ('openapiObject' in document ? withToolOperations(document.openapiObject, registry.list()) : document.swaggerObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },

@@ -295,10 +295,11 @@ export async function mcpRoutes(
     reply.header('allow', 'POST');
     return send(request, reply, 405, errorResponse(null, { code: ErrorCode.InvalidRequest, message }));
   };
-  app.get('/mcp', { schema: { hide: true } }, notAllowed('GET /mcp is not served: toolport opens no server stream; POST JSON-RPC messages'));
+  // Routes that only refuse: their methods are not in the Allow of other answers (src/plugins/methods.ts).
+  app.get('/mcp', { schema: { hide: true }, config: { refusesMethod: true } }, notAllowed('GET /mcp is not served: toolport opens no server stream; POST JSON-RPC messages'));
   app.delete(
     '/mcp',
-    { schema: { hide: true } },
+    { schema: { hide: true }, config: { refusesMethod: true } },
     notAllowed('toolport does not let clients end sessions: the plan and events stay readable and expire SESSION_TTL_S after their last write (an admin may DELETE /sessions/{id})'),
   );
 }

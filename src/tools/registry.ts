@@ -319,6 +319,7 @@ function checkIdempotency(
   const declared = isObject(parameters.properties) ? Object.keys(parameters.properties) : [];
   if (strategy === 'params') {
     const keys = param_keys as unknown;
+    if (keys === undefined) fail(source, name, 'idempotency.param_keys is required with strategy "params": list the parameters that identify the call (or use strategy "auto" for all of them)');
     if (!Array.isArray(keys) || keys.length === 0 || !keys.every((k) => typeof k === 'string' && declared.includes(k))) {
       fail(source, name, 'idempotency.param_keys must list declared parameters when strategy is "params"');
     }

@@ -27,6 +27,7 @@ export interface ToolResult<V = unknown> {
 
 export interface IdempotencyConfig {
   strategy: 'auto' | 'params' | 'custom' | 'none';
+  /** Required with strategy `params`: the declared parameters that identify the call. */
   param_keys?: string[];
   key?: (params: Record<string, unknown>, context: ToolContext) => string;
   ttl_s?: number | null;

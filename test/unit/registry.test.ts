@@ -185,7 +185,7 @@ describe('ToolRegistry: refusing a bad definition names the module and the tool'
   });
 
   it.each([
-    ['strategy "params" without param_keys', { strategy: 'params' }, /param_keys/],
+    ['strategy "params" without param_keys', { strategy: 'params' }, /param_keys is required with strategy "params": list the parameters that identify the call/],
     ['param_keys naming an undeclared property', { strategy: 'params', param_keys: ['id', 'nope'] }, /param_keys/],
     ['strategy "custom" without a key function', { strategy: 'custom' }, /key/],
     ['ttl_s 0', { strategy: 'auto', ttl_s: 0 }, /ttl_s/],

@@ -121,7 +121,7 @@ export class McpUpstream {
       this.#state = 'up';
       this.#downReason = null;
       this.#upSince = Date.now();
-      this.#log.info({ tools: tools.length, pid: this.#pid }, 'MCP server connected');
+      this.#log.debug({ tools: tools.length, pid: this.#pid }, 'MCP server connected');
     } catch (err) {
       if (first && err instanceof ToolDefinitionError) {
         await this.close();
@@ -140,7 +140,7 @@ export class McpUpstream {
     const transport = new StdioClientTransport({ command: config.command, args: [...config.args], env: config.env, ...(config.cwd !== null && { cwd: config.cwd }), stderr: 'pipe' });
     const stderr = transport.stderr;
     if (stderr !== null) {
-      createInterface({ input: stderr as unknown as NodeJS.ReadableStream }).on('line', (line) => this.#log.info({ stderr: line.slice(0, 2000) }, 'MCP server stderr'));
+      createInterface({ input: stderr as unknown as NodeJS.ReadableStream }).on('line', (line) => this.#log.debug({ stderr: line.slice(0, 2000) }, 'MCP server stderr'));
     }
     return transport;
   }
