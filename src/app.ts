@@ -52,6 +52,8 @@ import type { ToolSources } from './sources/index.ts';
 import { Provenance } from './tools/provenance.ts';
 import { ToolRegistry } from './tools/registry.ts';
 import { requestTracingPlugin } from './plugins/tracing.ts';
+import { buildPolicy, type PolicyParts } from './policy/index.ts';
+import { approvalRoutes } from './routes/approvals.ts';
 import { flushTracing, startTracing, traceLogFields } from './tracing/index.ts';
 
 export const VERSION = '0.1.0';
@@ -144,6 +146,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   let sources: ToolSources | null = null;
   let builtins: ReadonlySet<string> = new Set();
   let vault: Vault | null = null;
+  const metrics = new Metrics();
+  let policy: PolicyParts;
   try {
     await registerBuiltins(registry, { registry, store, keys, provenance, workspaceRoot: config.workspaceRoot, results, maxContentChars: config.maxContentChars, groups: config.builtins });
     builtins = new Set(registry.list().map((t) => t.name));
@@ -155,6 +159,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version: VERSION });
     }
     vault = openVault(config, registry, sources, store, logger);
+    const rules = sources === null ? null : { file: sources.path, entries: sources.policy };
+    policy = await buildPolicy({ rules, registry, store, config, metrics, log: logger });
   } catch (err) {
     await sources?.close();
     await store.close();
@@ -194,7 +200,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       done(new InvalidBody(err instanceof JsonInputError ? err.message : 'the body is not valid UTF-8'), undefined);
     }
   });
-  const metrics = new Metrics();
   app.setErrorHandler((error, request, reply) => {
     const code = (error as { code?: string }).code;
     if (error instanceof StoreUnavailableError || code === 'TP_STORE_UNAVAILABLE') metrics.storeError();
@@ -221,6 +226,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const feed = new CallFeed(store.calls, logger);
   app.addHook('onClose', async () => {
     await tasks.close(); // built below, before the app can close
+    policy.close();
     await sources?.close();
     await feed.close();
     await store.close();
@@ -243,6 +249,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     tracing: tracing?.callTracer(config.traceArguments) ?? null,
     onCall: feed.observe,
     ...(vault !== null && { credentials: new CredentialsStage(vault, config.maxContentChars) }),
+    ...(policy.gate !== null && { policy: policy.gate }),
   });
   // A task runs the very pipeline a synchronous call runs; only where the answer goes differs.
   const tasks = new TaskRunner({
@@ -286,6 +293,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(consoleRoutes);
   await app.register(resultRoutes, { results });
   await app.register(connectionRoutes, { vault, publicUrl: config.publicUrl ?? '' });
+  await app.register(approvalRoutes, { approvals: policy.approvals, registry, keysConfigured: keys !== null });
   return app;
 }
 

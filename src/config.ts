@@ -58,6 +58,12 @@ export interface Config {
   /** SECRETS_KEY: the 32-byte key that seals credentials at rest; SECRETS_KEY_PREVIOUS still opens them. */
   readonly secretsKey: Buffer | null;
   readonly secretsKeyPrevious: Buffer | null;
+  /** How long an approval waits for a decision when its rule sets no ttl_s, and how long outcomes stay after (SPEC §14). */
+  readonly approvalTtlS: number;
+  /** Where every new approval and decision is POSTed; null: nowhere. */
+  readonly approvalWebhookUrl: string | null;
+  /** The HMAC-SHA256 key of the webhook's X-Toolport-Signature; null: unsigned. */
+  readonly approvalWebhookSecret: string | null;
 }
 
 export const BUILTIN_GROUPS = ['planning', 'workspace', 'introspect', 'results', 'search'] as const;
@@ -258,5 +264,8 @@ export function loadConfig(env: Env = process.env): Config {
     readyRequiresUpstreams: flag(env, 'READY_REQUIRES_UPSTREAMS', false),
     secretsKey: secretsKey(env, 'SECRETS_KEY'),
     secretsKeyPrevious: secretsKey(env, 'SECRETS_KEY_PREVIOUS'),
+    approvalTtlS: integer(env, 'APPROVAL_TTL_S', 86_400, 1, 30 * 86_400),
+    approvalWebhookUrl: httpUrl(env, 'APPROVAL_WEBHOOK_URL'),
+    approvalWebhookSecret: text(env, 'APPROVAL_WEBHOOK_SECRET') ?? null,
   });
 }

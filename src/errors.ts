@@ -33,6 +33,8 @@ export const Closing = createError('TP_CLOSING', '%s', 503);
 export const NotReady = createError('TP_NOT_READY', '%s', 503);
 export const IdempotencyKeyInFlight = createError('TP_IDEMPOTENCY_KEY_IN_FLIGHT', '%s', 409);
 export const IdempotencyKeyReused = createError('TP_IDEMPOTENCY_KEY_REUSED', '%s', 422);
+export const AlreadyDecided = createError('TP_ALREADY_DECIDED', '%s', 409);
+export const InvalidArguments = createError('TP_INVALID_ARGUMENTS', '%s', 422);
 
 /** code → [problem type slug, title] */
 const PROBLEMS: Record<string, [string, string]> = {
@@ -51,6 +53,8 @@ const PROBLEMS: Record<string, [string, string]> = {
   TP_NOT_READY: ['not-ready', 'A tool server behind toolport is down'],
   TP_IDEMPOTENCY_KEY_IN_FLIGHT: ['idempotency-key-in-flight', 'A call with this Idempotency-Key is still running'],
   TP_IDEMPOTENCY_KEY_REUSED: ['idempotency-key-reused', 'This Idempotency-Key was used with another payload'],
+  TP_ALREADY_DECIDED: ['already-decided', 'This approval is no longer pending'],
+  TP_INVALID_ARGUMENTS: ['invalid-arguments', "The arguments do not satisfy the tool's schema"],
   FST_ERR_CTP_BODY_TOO_LARGE: ['body-too-large', 'The request body is larger than MAX_BODY_BYTES'],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported-media-type', 'The request body must be application/json'],
   FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid-body', 'The request body is empty'],

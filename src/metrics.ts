@@ -133,6 +133,7 @@ export class Metrics {
   readonly #ledger = new OneLabelCounter('toolport_ledger_lookups_total', 'Effect ledger lookups by result: hit (replayed), miss (ran), wait (waited for a running twin), in_progress', 'result');
   readonly #storeErrors = new Counter({ name: 'toolport_store_errors_total', help: 'Requests answered 503 because the store could not be reached', registers: [this.#app] });
   readonly #tasks = new OneLabelCounter('toolport_tasks_total', 'Tasks ended by the replica that ran them, by status (completed, failed, cancelled)', 'status');
+  readonly #approvals = new OneLabelCounter('toolport_approvals_total', 'Approval steps (SPEC §14) by outcome: requested, approved, denied, expired, executed, replayed', 'outcome');
   readonly #rateLimited = new OneLabelCounter('toolport_rate_limited_total', 'Requests answered 429 because the API key passed its rate_per_min, by caller', 'caller');
 
   constructor() {
@@ -141,6 +142,7 @@ export class Metrics {
     register(this.#ledger);
     register(this.#rateLimited);
     register(this.#tasks);
+    register(this.#approvals);
     register(new CallCounter('toolport_tool_calls_total', 'Tool calls by tool and outcome (success, or the error code)', this.#series));
     register(new DurationHistogram('toolport_tool_call_duration_seconds', 'Time from receiving a call to its result, by tool', this.#series));
     this.registry = Registry.merge([processMetrics(), this.#app]);
@@ -174,5 +176,9 @@ export class Metrics {
 
   taskEnded(status: string): void {
     this.#tasks.inc(status);
+  }
+
+  approval(outcome: 'requested' | 'approved' | 'denied' | 'expired' | 'executed' | 'replayed'): void {
+    this.#approvals.inc(outcome);
   }
 }

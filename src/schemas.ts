@@ -32,7 +32,7 @@ export const invocationResultSchema = {
       properties: {
         code: {
           type: 'string',
-          enum: ['unknown_tool', 'invalid_arguments', 'handler_error', 'deadline_exceeded', 'in_progress', 'result_invalid', 'tool_failed', 'cancelled', 'upstream_rejected', 'upstream_unavailable', 'tool_changed', 'authorization_required'],
+          enum: ['unknown_tool', 'invalid_arguments', 'handler_error', 'deadline_exceeded', 'in_progress', 'result_invalid', 'tool_failed', 'cancelled', 'upstream_rejected', 'upstream_unavailable', 'tool_changed', 'authorization_required', 'approval_required', 'policy_denied', 'approval_denied', 'approval_expired'],
         },
         detail: { type: 'string' },
       },
@@ -45,6 +45,12 @@ export const invocationResultSchema = {
     idempotency_key: { type: ['string', 'null'] },
     tool_hash: { type: ['string', 'null'] },
     duration_ms: { type: 'number' },
+    approval: {
+      type: 'object',
+      description: 'present when the call waits for (or was refused by) a person: the approval to decide at its url (SPEC §14)',
+      properties: { id: { type: 'string' }, url: { type: 'string' }, status: { type: 'string', enum: ['pending', 'approved', 'denied', 'expired', 'executed'] }, expires_at: { type: 'string', format: 'date-time' } },
+      required: ['id', 'url', 'status', 'expires_at'],
+    },
     result_ref: {
       type: 'object',
       description: 'present when content was cut: where its whole is kept for RESULT_TTL_S (GET the url, MCP resources/read the uri, or the result_read tool)',

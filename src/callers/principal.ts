@@ -15,3 +15,13 @@ const NONE: readonly string[] = Object.freeze([]);
 export function keyPrincipal(id: string, admin: boolean): Principal {
   return Object.freeze({ id, user: null, groups: NONE, scopes: NONE, admin });
 }
+
+/** Whether `principal` is among a rule's `approvers` (admin keys always are; `client` is the MCP client's person, never a key). */
+export function mayDecide(principal: Principal, approvers: readonly string[]): boolean {
+  if (principal.admin) return true;
+  for (const approver of approvers) {
+    if (approver === 'client' || approver === 'admin') continue;
+    if (approver === principal.id || principal.groups.includes(approver)) return true;
+  }
+  return false;
+}

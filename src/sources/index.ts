@@ -25,6 +25,10 @@ export interface ToolSources {
   upstreamStatus(): UpstreamStatus[];
   /** `credentials:` of the file (SPEC §15); empty when it declares none. */
   readonly credentials: CredentialDefinitions;
+  /** The file's `policy:` rules, as written (src/policy/ compiles them). */
+  readonly policy: readonly RawEntry[];
+  /** The file's absolute path, as policy errors name it. */
+  readonly path: string;
 }
 
 export interface LoadToolSourcesOptions {
@@ -81,6 +85,8 @@ export async function loadToolSources(options: LoadToolSourcesOptions): Promise<
   };
   const sources: ToolSources = {
     credentials,
+    policy: file.policy,
+    path: file.path,
     upstreamStatus: () => upstreams.flatMap((status) => status()),
     async close() {
       for (const close of closers.splice(0).reverse()) {

@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { ToolsFileError, isObject, type JsonObject, type RawEntry } from './entry.ts';
 import { expandVariables, variableFailure } from './variables.ts';
 
-export const SECTIONS = ['plugins', 'http', 'openapi', 'mcp', 'credentials'] as const;
+export const SECTIONS = ['plugins', 'http', 'openapi', 'mcp', 'credentials', 'policy'] as const;
 export type SectionName = Exclude<(typeof SECTIONS)[number], 'credentials'>;
 
 export interface ToolsFile {
@@ -23,6 +23,8 @@ export interface ToolsFile {
   readonly mcp: readonly RawEntry[];
   /** `credentials:` (SPEC §15): a mapping of names to definitions, read by src/sources/credentials.ts. */
   readonly credentials: JsonObject | null;
+  /** Policy rules (SPEC §14), compiled by src/policy/ once every tool is registered. */
+  readonly policy: readonly RawEntry[];
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -73,5 +75,6 @@ export async function readToolsFile(given: string, env: Env = process.env, cwd =
     openapi: section('openapi'),
     mcp: section('mcp'),
     credentials,
+    policy: section('policy'),
   });
 }

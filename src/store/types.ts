@@ -6,6 +6,7 @@ import type { EffectLedger } from './ledger.ts';
 import type { TaskStore } from './tasks.ts';
 import type { ResultStore } from './results.ts';
 import type { CredentialStore } from './credentials.ts';
+import type { ApprovalStore } from './approvals.ts';
 
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
@@ -138,6 +139,8 @@ export interface Store {
   readonly results: ResultStore;
   /** Users' credentials, sealed (SPEC §15), kept in the same store. */
   readonly credentials: CredentialStore;
+  /** Approvals of held calls (SPEC §14), kept in the same store. */
+  readonly approvals: ApprovalStore;
   /** A Redis for @fastify/rate-limit to count in (shared by all replicas); null: count in this process. */
   readonly rateLimitRedis: Redis | Cluster | null;
 }

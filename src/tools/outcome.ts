@@ -21,7 +21,15 @@ export type ErrorCode =
   /** A pinned upstream tool changed and the change is not accepted yet. */
   | 'tool_changed'
   /** The calling user has not connected a credential the tool needs (or its refresh failed): see `authorization`. */
-  | 'authorization_required';
+  | 'authorization_required'
+  /** The call waits for a person's approval (SPEC §14); repeating it later returns the outcome. */
+  | 'approval_required'
+  /** A policy rule refuses the call. */
+  | 'policy_denied'
+  /** A person refused the call. */
+  | 'approval_denied'
+  /** No one decided in time. */
+  | 'approval_expired';
 
 export interface ToolError {
   code: ErrorCode;
@@ -50,12 +58,22 @@ export interface InvocationResult {
   result_ref?: ResultRef;
   /** Set with `authorization_required`: where the person connects the credential (SPEC §15). */
   authorization?: AuthorizationLink;
+  /** Set when the call waits for, or was refused by, a person (SPEC §14). */
+  approval?: ApprovalRef;
 }
 
 /** A single-use link, bound to the calling user, where the person connects a credential. */
 export interface AuthorizationLink {
   credential: string;
   url: string;
+}
+
+/** How a result names its approval; every edge renders it its own way (HTTP, a task, MCP). */
+export interface ApprovalRef {
+  id: string;
+  url: string;
+  status: 'pending' | 'approved' | 'denied' | 'expired' | 'executed';
+  expires_at: string;
 }
 
 export interface CallIdentity {

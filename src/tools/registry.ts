@@ -6,6 +6,7 @@ import { isObject } from '../json.ts';
 import { badPatterns, closeObjects, createToolAjv, createUpstreamAjv, lazyValidator, upstreamCopy, violations, type Validator } from './schema.ts';
 import { canonicalDataJson, canonicalJson, hashJson, sha256Hex } from './hash.ts';
 import { withSessionArgument } from './session-handle.ts';
+import { checkToolApproval, type ToolApproval } from './approval.ts';
 import type {
   IdempotencyConfig,
   JsonSchema,
@@ -64,6 +65,8 @@ export interface RegisteredTool {
   readonly timeoutMs: number | null;
   /** A handler that goes this long without `context.beat()` is aborted as stuck; null: never. */
   readonly heartbeatMs: number | null;
+  /** The definition's `approval:` (SPEC §14): every call waits for a person; null: none. */
+  readonly approval: ToolApproval | null;
   /** The tool's own content cut-off; null: MAX_CONTENT_CHARS. */
   readonly maxContentChars: number | null;
   /** A session built-in: takes the optional `session_id` argument and always runs in a session (src/tools/session-handle.ts). */
@@ -212,7 +215,7 @@ export class ToolRegistry implements PluginRegistry {
   #check(definition: unknown, source: string, takesSessionHandle: boolean, replaceable: (name: string) => boolean = () => false, options: RegisterOptions = {}): RegisteredTool {
     const upstream = options.schemas === 'upstream';
     if (!isObject(definition)) fail(source, undefined, 'a definition must be an object');
-    const { name, description, parameters, result, examples, idempotency, annotations, timeout_ms, heartbeat_ms, max_content_chars, credentials, handler } = definition;
+    const { name, description, parameters, result, examples, idempotency, annotations, timeout_ms, heartbeat_ms, max_content_chars, credentials, approval, handler } = definition;
     if (typeof name !== 'string' || !TOOL_NAME.test(name)) fail(source, name, `name must match ${TOOL_NAME}`);
     if (this.#tools.has(name) && !replaceable(name)) fail(source, name, `name is already taken by ${this.#tools.get(name)!.source}`);
     if (typeof description !== 'string' || description.length < 1 || description.length > 200) {
@@ -252,6 +255,7 @@ export class ToolRegistry implements PluginRegistry {
       annotations: checkAnnotations(source, name, annotations),
       timeoutMs: (timeout_ms as number | undefined) ?? null,
       heartbeatMs: (heartbeat_ms as number | undefined) ?? null,
+      approval: checkToolApproval(approval, (problem) => fail(source, name, problem)),
       maxContentChars: (max_content_chars as number | undefined) ?? null,
       takesSessionHandle,
       credentials: Object.freeze([...((credentials as string[] | undefined) ?? [])]),

@@ -127,6 +127,8 @@ export interface ToolDefinition<P = Record<string, unknown>, V = unknown> {
    * answers `authorization_required` with a link to connect it (SPEC §15).
    */
   credentials?: string[];
+  /** Every call waits for a person's approval (SPEC §14): who may decide and for how long. */
+  approval?: { approvers?: string[]; ttl_s?: number };
   /** Method syntax on purpose: a definition typed for its own params is still a ToolDefinition. */
   handler(params: P, context: ToolContext): HandlerReturn<V> | Promise<HandlerReturn<V>>;
 }

@@ -62,6 +62,11 @@ export function withUpstreamSpan<T>(name: string, attributes: SpanAttributes, fn
   return runtime === null ? fn() : runtime.upstream(name, attributes, fn);
 }
 
+/** Sets attributes on the active span (an approval's id and status on the call's span). Not tracing: nothing. */
+export function annotateSpan(attributes: SpanAttributes): void {
+  runtime?.annotate(attributes);
+}
+
 /** A child span of the active one around `fn` (the ledger's and the session's store work). Not tracing: `fn()`. */
 export function withSpan<T>(name: string, attributes: SpanAttributes, fn: () => Promise<T>): Promise<T> {
   return runtime === null ? fn() : runtime.internal(name, attributes, fn);

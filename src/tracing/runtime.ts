@@ -105,6 +105,11 @@ export class TracingRuntime implements RequestTracer {
     return result;
   }
 
+  /** Sets attributes on the active span (the call's `execute_tool`), if there is one. */
+  annotate(attributes: SpanAttributes): void {
+    trace.getSpan(context.active())?.setAttributes(attributes);
+  }
+
   internal<T>(name: string, attributes: SpanAttributes, fn: () => Promise<T>): Promise<T> {
     return this.#around(name, SpanKind.INTERNAL, attributes, fn, []);
   }

@@ -15,7 +15,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['store/', 'callers/'],
   ['tools/'],
   ['errors.ts'],
-  ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/', 'credentials/'],
+  ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/', 'credentials/', 'policy/'],
   ['builtin/', 'sources/', 'mcp/', 'plugins/', 'http/'],
   ['routes/'],
   ['app.ts'],

@@ -4,6 +4,7 @@ import { MemoryLedger } from './ledger.ts';
 import { MemoryTaskStore } from './tasks.ts';
 import { MemoryResults } from './results.ts';
 import { MemoryCredentials } from './credentials.ts';
+import { MemoryApprovals } from './approvals.ts';
 import { RECENT_CALLS, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions, type ToolPin } from '../types.ts';
 
 interface SessionEntry {
@@ -38,6 +39,7 @@ export class MemoryStore implements Store {
   readonly calls: MemoryCallLog;
   readonly results = new MemoryResults();
   readonly credentials = new MemoryCredentials();
+  readonly approvals = new MemoryApprovals();
 
   constructor(options: StoreOptions) {
     this.#options = options;
@@ -110,6 +112,7 @@ export class MemoryStore implements Store {
     this.ledger.prune();
     this.results.prune();
     this.credentials.prune();
+    this.approvals.prune();
   }
 
   async recordDefinitions(records: readonly DefinitionRecord[], at: number): Promise<void> {

@@ -11,6 +11,7 @@ import { RedisLedger } from './ledger.ts';
 import { RedisTaskStore } from './tasks.ts';
 import { RedisResults } from './results.ts';
 import { RedisCredentials } from './credentials.ts';
+import { RedisApprovals } from './approvals.ts';
 import { RECENT_CALLS, StoreUnavailableError, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions, type ToolPin } from '../types.ts';
 
 export const COMMAND_TIMEOUT_MS = 1000;
@@ -62,6 +63,7 @@ export class RedisStore implements Store {
   readonly calls: RedisCallLog;
   readonly results: RedisResults;
   readonly credentials: RedisCredentials;
+  readonly approvals: RedisApprovals;
   /** Whether an outage is under way: it is logged once when it starts and once when it ends. */
   #down = false;
 
@@ -85,6 +87,7 @@ export class RedisStore implements Store {
     this.calls = new RedisCallLog(client, options.keyPrefix, options.recentCalls ?? RECENT_CALLS, log);
     this.results = new RedisResults(client, options.keyPrefix, (command) => this.#run(command));
     this.credentials = new RedisCredentials(client, options.keyPrefix, (command) => this.#run(command), lua);
+    this.approvals = new RedisApprovals(client, options.keyPrefix, (command) => this.#run(command));
   }
 
   /** The connection, for the rate limiter to count in the same Redis (all replicas). */

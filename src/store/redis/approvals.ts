@@ -1,0 +1,94 @@
+/**
+ * Approvals in Redis: one hash per record (`json`, `status`, `expires`, and a runner's lease), a
+ * binding key per identical call, a creation-time index and single-use tokens, all under the one
+ * hash tag `{approvals}` (approvals wait for people: few next to calls, one slot holds them). Every
+ * change of status is a compare-and-set in Lua (lua/approval*.lua), timed by the store's own clock.
+ */
+import { readFileSync } from 'node:fs';
+import type { Cluster, Redis } from 'ioredis';
+import type { ApprovalStatus, ApprovalStore, ExpiryGuard, MoveOutcome, NewApproval } from '../approvals.ts';
+import type { CommandGuard } from './ledger.ts';
+
+const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
+const now = script('includes/taskNow');
+
+/** Command name → [number of keys, Lua]. */
+const SCRIPTS: Record<string, [number, string]> = {
+  approvalOpen: [4, now + script('approvalOpen')],
+  approvalMove: [1, now + script('approvalMove')],
+  approvalClaim: [1, now + script('approvalClaim')],
+  approvalComplete: [1, script('approvalComplete')],
+  approvalRelease: [1, script('approvalRelease')],
+};
+
+type Arg = string | number;
+type ApprovalClient = (Redis | Cluster) & {
+  approvalOpen(binding: string, index: string, bound: string, fresh: string, ...args: Arg[]): Promise<[number, string?]>;
+  approvalMove(record: string, ...args: Arg[]): Promise<MoveOutcome>;
+  approvalClaim(record: string, ...args: Arg[]): Promise<number>;
+  approvalComplete(record: string, ...args: Arg[]): Promise<number>;
+  approvalRelease(binding: string, id: string): Promise<number>;
+};
+
+export class RedisApprovals implements ApprovalStore {
+  readonly #client: ApprovalClient;
+  readonly #prefix: string;
+  readonly #run: CommandGuard;
+
+  constructor(client: Redis | Cluster, keyPrefix: string, guard: CommandGuard) {
+    for (const [name, [numberOfKeys, lua]] of Object.entries(SCRIPTS)) client.defineCommand(name, { numberOfKeys, lua });
+    this.#client = client as ApprovalClient;
+    this.#prefix = `${keyPrefix}{approvals}:`;
+    this.#run = guard;
+  }
+
+  #record(id: string): string {
+    return `${this.#prefix}a:${id}`;
+  }
+
+  async open(binding: string, fresh: NewApproval): Promise<{ json: string; created: boolean }> {
+    const bindingKey = `${this.#prefix}b:${binding}`;
+    for (;;) {
+      const bound = await this.#run(() => this.#client.get(bindingKey));
+      const args = [bound ?? '', fresh.id, fresh.json, fresh.expiresAt, fresh.keepMs];
+      const [created, json] = await this.#run(() =>
+        this.#client.approvalOpen(bindingKey, `${this.#prefix}index`, this.#record(bound ?? fresh.id), this.#record(fresh.id), ...args),
+      );
+      if (created !== -1) return { json: json!, created: created === 1 };
+    }
+  }
+
+  async get(id: string): Promise<{ json: string; status: ApprovalStatus } | null> {
+    const [json, status] = await this.#run(() => this.#client.hmget(this.#record(id), 'json', 'status'));
+    return json == null ? null : { json, status: status as ApprovalStatus };
+  }
+
+  move(id: string, from: ApprovalStatus, to: ApprovalStatus, json: string, guard: ExpiryGuard): Promise<MoveOutcome> {
+    return this.#run(() => this.#client.approvalMove(this.#record(id), from, to, json, guard));
+  }
+
+  async claim(id: string, runner: string, leaseMs: number): Promise<boolean> {
+    return (await this.#run(() => this.#client.approvalClaim(this.#record(id), runner, leaseMs))) === 1;
+  }
+
+  async complete(id: string, runner: string, json: string): Promise<boolean> {
+    return (await this.#run(() => this.#client.approvalComplete(this.#record(id), runner, json))) === 1;
+  }
+
+  async release(binding: string, id: string): Promise<void> {
+    await this.#run(() => this.#client.approvalRelease(`${this.#prefix}b:${binding}`, id));
+  }
+
+  async recent(limit: number): Promise<string[]> {
+    const index = `${this.#prefix}index`;
+    const ids = await this.#run(() => this.#client.zrevrange(index, 0, limit - 1));
+    const records = await this.#run(() => Promise.all(ids.map((id) => this.#client.hget(this.#record(id), 'json'))));
+    const gone = ids.filter((_, i) => records[i] == null);
+    if (gone.length > 0) await this.#run(() => this.#client.zrem(index, ...gone));
+    return records.filter((json): json is string => json != null);
+  }
+
+  async useOnce(token: string, ttlMs: number): Promise<boolean> {
+    return (await this.#run(() => this.#client.set(`${this.#prefix}used:${token}`, '1', 'PX', ttlMs, 'NX'))) === 'OK';
+  }
+}
