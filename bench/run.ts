@@ -1,7 +1,7 @@
 // `npm run bench`: start the baseline, a throwaway Redis and toolport (memory and Redis
 // store) as children, load each scenario with autocannon, print a table and save JSON.
 // Env: BENCH_DURATION (seconds, default 10), BENCH_ONLY (comma list of targets: bare,memory,redis,sdk),
-// BENCH_MATCH (only scenarios whose name contains this text, plus the baseline).
+// BENCH_MATCH (only scenarios whose name contains this text, or one of these comma-separated texts, plus the baseline).
 import type autocannon from 'autocannon';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -35,7 +35,10 @@ function readDuration(): number {
 
 function selectScenarios(): Scenario[] {
   const match = process.env.BENCH_MATCH;
-  if (match) return scenarios.filter((s) => s.name === BASELINE || s.name.includes(match));
+  if (match) {
+    const parts = match.split(',').map((part) => part.trim()).filter(Boolean);
+    return scenarios.filter((s) => s.name === BASELINE || parts.some((part) => s.name.includes(part)));
+  }
   const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
   if (!only?.length) return scenarios;
   const unknown = only.filter((t) => !TARGETS.includes(t as Target));
