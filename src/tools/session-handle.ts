@@ -9,7 +9,9 @@
  *   2. the `session_id` argument;
  *   3. the MCP connection's Mcp-Session-Id;
  *   4. a new session.
- * In cases 3 and 4 the model did not name the session, so the result tells it the id to pass.
+ * In cases 3 and 4 the model did not name the session, so the result carries the id
+ * (`value.session_id`); in case 4 alone, where the client has no session at all, its message
+ * also tells the model to pass it.
  */
 import { randomUUID } from 'node:crypto';
 import type { CheckedResult } from './result.ts';
@@ -41,10 +43,12 @@ export function withSessionArgument(definition: ToolDefinition): ToolDefinition 
   };
 }
 
+/** How a result names a session the model did not: `id` in the value, `hint` in the message too. */
+export type SessionAnnouncement = false | 'id' | 'hint';
+
 export interface ChosenSession {
   id: string;
-  /** The model did not name this session: tell it the id. */
-  announce: boolean;
+  announce: SessionAnnouncement;
 }
 
 /** The session a session built-in runs in (see the order above). */
@@ -52,13 +56,14 @@ export function chooseSession(sessionId: string | null, source: SessionSource | 
   if (sessionId !== null && source !== 'connection') return { id: sessionId, announce: false };
   const given = params.session_id;
   if (typeof given === 'string') return { id: given, announce: false };
-  return { id: sessionId ?? randomUUID(), announce: true };
+  // A client with a session (Mcp-Session-Id) keeps it by itself: the id alone, no advice.
+  return sessionId === null ? { id: randomUUID(), announce: 'hint' } : { id: sessionId, announce: 'id' };
 }
 
-/** Tells the model its session id, in `message` and in `value.session_id` (SPEC §6). */
-export function announceSession(result: CheckedResult, id: string): CheckedResult {
+/** Tells the model its session id in `value.session_id`, and with `hint` in `message` too (SPEC §6). */
+export function announceSession(result: CheckedResult, id: string, hint: boolean): CheckedResult {
   const value = result.value;
-  const message = `${result.message} Session "${id}" holds your plan: pass "session_id": "${id}" in your later planning and introspect_session calls to keep using it.`;
+  const message = hint ? `${result.message} Session "${id}" holds your plan: pass "session_id": "${id}" in your later planning and introspect_session calls to keep using it.` : result.message;
   if (value !== null && (typeof value !== 'object' || Array.isArray(value))) return { ...result, message };
   const announced = { ...(value as Record<string, unknown> | null), session_id: id };
   return { ...result, message, value: announced, valueJson: JSON.stringify(announced) };

@@ -9,7 +9,7 @@ import { CallContext, type Cancellation, type NestedCalls } from '../context.ts'
 import type { CallIdentity } from '../outcome.ts';
 import type { ProgressListener } from '../progress.ts';
 import type { RegisteredTool } from '../registry.ts';
-import type { SessionSource } from '../session-handle.ts';
+import type { SessionAnnouncement, SessionSource } from '../session-handle.ts';
 import type { Credentials, Resources, SessionHandle, UserIdentity } from '../types.ts';
 
 export interface ToolCall {
@@ -80,7 +80,7 @@ export class PipelineCall {
   deadline = 0;
   budgetMs = 0;
   /** Set by the scope stage: a session built-in in a session the model did not name; its result tells the model the id. */
-  announceSession = false;
+  announceSession: SessionAnnouncement = false;
   /** Set by the credentials stage: the caller's credentials (absent: the service declares none). */
   credentials: Credentials | undefined = undefined;
   /** Set by the ledger stage when it lets an idempotent call run: the call's ledger key. */
