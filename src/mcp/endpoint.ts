@@ -22,6 +22,7 @@ import type { Caller } from '../callers/keys.ts';
 import { renderMcpCallToolResult, renderMcpTool } from '../formats/mcp.ts';
 import { TASK_EXECUTION, TASK_METHODS, TASKS_CAPABILITY, type McpTasks } from './tasks.ts';
 import { resultIdOf, type ResultResources } from '../store/results.ts';
+import { acceptsUrlElicitation, connectLinkInputRequired } from './elicitation.ts';
 
 export interface RequestEnv {
   era: Era;
@@ -184,6 +185,7 @@ export class McpEndpoint {
       // An argument that is not an object is a wrong value (invalid_arguments), never JSON text to parse.
       const args = message.params!.arguments;
       const result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, scope);
+      if (result.authorization !== undefined && env.era === 'stateless' && acceptsUrlElicitation(message)) return connectLinkInputRequired({ ...result, authorization: result.authorization });
       const rendered: Record<string, unknown> = { ...renderMcpCallToolResult(result) };
       return env.era === 'stateless' ? { resultType: 'complete', ...rendered } : rendered;
     } finally {

@@ -295,6 +295,32 @@ describe.each(STORES)('the credential vault on the %s store', (kind) => {
     }
   });
 
+  it.runIf(kind === 'memory')('hands the link over MCP as a URL-mode elicitation to 2026-07-28 clients that declare it, else in the error text', async () => {
+    const rpc = async (capabilities: Record<string, unknown>) => {
+      const answer = await app.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'weather', ...bearer(keys.agent) },
+        payload: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'weather', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities } },
+        }),
+      });
+      return answer.json() as Record<string, any>;
+    };
+    const elicited = (await rpc({ elicitation: { url: {} } })).result;
+    expect(elicited.resultType).toBe('input_required');
+    const request = elicited.inputRequests.connect_weather_key;
+    expect(request.method).toBe('elicitation/create');
+    expect(request.params).toMatchObject({ mode: 'url', url: expect.stringMatching(/^http:\/\/toolport\.test\/connections\/weather_key\/start\?link=/) });
+    expect(typeof request.params.elicitationId).toBe('string');
+    const plain = (await rpc({ elicitation: { form: {} } })).result;
+    expect(plain).toMatchObject({ resultType: 'complete', isError: true });
+    expect(plain.content[0].text).toMatch(/open this link .* http:\/\/toolport\.test\/connections\/weather_key\/start\?link=/);
+  });
+
   it.runIf(kind === 'memory')('refuses a link opened after 10 minutes', async () => {
     const answer = await call(app, keys.agent, 'weather');
     expect(answer.body.error?.code, JSON.stringify(answer.body)).toBe('authorization_required');
@@ -331,5 +357,46 @@ describe('starting with credentials', () => {
   it('stops with one line when SECRETS_KEY is missing', async () => {
     const config = loadConfig({ LOG_LEVEL: 'silent', TOOLS_FILE: toolsFile, PUBLIC_URL });
     await expect(buildApp(config)).rejects.toThrow(/^TOOLS_FILE declares credentials, so SECRETS_KEY must be set/);
+  });
+});
+
+describe('an MCP server (url:) with auth: {credential}', () => {
+  it("sends each user's own token with that user's calls, and answers authorization_required without one", async () => {
+    const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+    const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+    const seen: (string | undefined)[] = [];
+    const mcpUpstream = await startNodeServer((req, res) => {
+      const server = new McpServer({ name: 'token-echo', version: '1.0.0' });
+      server.registerTool('whoami', { description: 'Who the token says you are' }, async (extra) => {
+        const token = /^Bearer (.+)$/.exec(String(extra.requestInfo?.headers.authorization ?? ''))?.[1];
+        seen.push(token);
+        const subject = token === undefined ? null : await provider.subjectOf(token);
+        return { content: [{ type: 'text', text: subject === null ? 'no valid token' : `you are ${subject}` }], isError: subject === null };
+      });
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => void transport.close());
+      void server.connect(transport).then(() => transport.handleRequest(req, res));
+    });
+    const dir = await mkdtemp(path.join(tmpdir(), 'toolport-vault-mcp-'));
+    const file = path.join(dir, 'tools.json');
+    const base = JSON.parse(await (await import('node:fs/promises')).readFile(toolsFile, 'utf8')) as Record<string, unknown>;
+    await writeFile(file, JSON.stringify({ credentials: base.credentials, mcp: [{ source: 'echo', url: `${mcpUpstream.url}/mcp`, auth: { credential: 'github' } }] }));
+    const config = loadConfig({ LOG_LEVEL: 'silent', KEY_PREFIX: `test:${randomBytes(4).toString('hex')}:`, TOOLS_FILE: file, API_KEYS_FILE: keys.file, PUBLIC_URL, SECRETS_KEY });
+    const app = await buildApp(config);
+    await app.ready();
+    try {
+      const missing = await call(app, keys.agent, 'echo_whoami');
+      expect(missing.body.error?.code, JSON.stringify(missing.body)).toBe('authorization_required');
+      await browserFor(app, 'dana').open(missing.body.authorization.url);
+      const missingToo = await call(app, keys.admin, 'echo_whoami');
+      await browserFor(app, 'erin').open(missingToo.body.authorization.url);
+      const [dana, erin] = await Promise.all([call(app, keys.agent, 'echo_whoami'), call(app, keys.admin, 'echo_whoami')]);
+      expect(dana.body.message).toBe('you are dana');
+      expect(erin.body.message).toBe('you are erin');
+      expect(seen.filter((t) => t !== undefined)).toHaveLength(2);
+    } finally {
+      await app.close();
+      await mcpUpstream.stop();
+    }
   });
 });

@@ -5,12 +5,15 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { EntryReader, type RawEntry } from '../entry.ts';
+import type { CredentialDefinitions } from '../../credentials/definitions.ts';
+import { readCredentialUse } from '../credentials.ts';
 import { readToolOptions, readToolOverrides, type ToolOptions } from '../tool-options.ts';
+import { credentialHeaders, type CredentialHeaders } from '../upstream/credentials.ts';
 import type { ToolsFile } from '../tools-file.ts';
 
 export type McpServerConfig =
   | { kind: 'stdio'; command: string; args: readonly string[]; env: Record<string, string>; cwd: string }
-  | { kind: 'http'; url: string; headers: Record<string, string> };
+  | { kind: 'http'; url: string; headers: Record<string, string>; credentials: CredentialHeaders; uses: readonly string[] };
 
 export interface McpSourceConfig {
   /** The prefix of its tools' names: `<source>_<tool>`. */
@@ -25,9 +28,9 @@ export interface McpSourceConfig {
   tools: ReadonlyMap<string, ToolOptions>;
 }
 
-const KEYS = ['source', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'pin', 'idempotency', 'timeout_ms', 'tools'];
+const KEYS = ['source', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'pin', 'idempotency', 'timeout_ms', 'tools', 'auth'];
 
-export function readMcpEntry(entry: RawEntry, file: ToolsFile): McpSourceConfig {
+export function readMcpEntry(entry: RawEntry, file: ToolsFile, credentials: CredentialDefinitions = new Map()): McpSourceConfig {
   const reader = new EntryReader(file.path, entry, KEYS);
   const source = reader.string('source');
   const pin = reader.raw.pin;
@@ -35,6 +38,7 @@ export function readMcpEntry(entry: RawEntry, file: ToolsFile): McpSourceConfig 
   let server: McpServerConfig;
   if (reader.has('command')) {
     if (reader.has('headers')) reader.fail('headers belong to a url server, not a command');
+    if (reader.has('auth')) reader.fail('auth belongs to a url server, not a command');
     const cwd = reader.optionalString('cwd');
     server = {
       kind: 'stdio',
@@ -54,7 +58,10 @@ export function readMcpEntry(entry: RawEntry, file: ToolsFile): McpSourceConfig 
       parsed = null;
     }
     if (parsed === null || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) reader.fail('url must be an http(s) URL');
-    server = { kind: 'http', url, headers: reader.stringMap('headers') };
+    const configured = reader.stringMap('headers');
+    const { auth, uses } = readCredentialUse(reader, configured, credentials);
+    const { fixed, use } = credentialHeaders(configured, auth);
+    server = { kind: 'http', url, headers: fixed, credentials: use, uses };
   }
   const defaults = readToolOptions(reader, { idempotency: reader.raw.idempotency, timeout_ms: reader.raw.timeout_ms });
   return { source, label: `TOOLS_FILE ${file.path}: ${reader.where}`, server, pin: pin === true, defaults, tools: readToolOverrides(reader) };

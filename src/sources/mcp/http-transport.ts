@@ -17,6 +17,13 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Dispatcher } from 'undici';
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/**
+ * The calling user's credential headers (docs/credentials.md) for the requests sent while one
+ * call runs: the same server connection carries each user's call with that user's token.
+ */
+export const callHeaders = new AsyncLocalStorage<Record<string, string>>();
 
 /** The SDK's reconnection defaults for a dropped stream. */
 const FIRST_RECONNECT_DELAY_MS = 1000;
@@ -85,7 +92,7 @@ export class UndiciStreamableHttpTransport implements Transport {
   }
 
   #requestHeaders(accept: string, extra?: Record<string, string>): Record<string, string> {
-    const headers: Record<string, string> = { ...this.#headers, accept, ...extra };
+    const headers: Record<string, string> = { ...this.#headers, ...callHeaders.getStore(), accept, ...extra };
     if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
     if (this.#protocolVersion !== undefined) headers['mcp-protocol-version'] = this.#protocolVersion;
     return headers;

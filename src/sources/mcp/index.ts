@@ -9,7 +9,7 @@ import { readMcpEntry } from './config.ts';
 
 export async function registerMcpSources(entries: readonly RawEntry[], context: SourceContext): Promise<void> {
   if (entries.length === 0) return;
-  const configs = entries.map((entry) => readMcpEntry(entry, context.file));
+  const configs = entries.map((entry) => readMcpEntry(entry, context.file, context.credentials));
   // The MCP SDK (and its zod and AJV) loads only for a file with MCP servers: it triples the start time.
   const { McpSource } = await import('./source.ts');
   // Servers over HTTP share the app's connection pool; taken before the sources' close is registered,

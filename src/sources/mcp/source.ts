@@ -17,6 +17,8 @@ import type { UpstreamStatus } from '../types.ts';
 import type { McpSourceConfig } from './config.ts';
 import { toolResultOf, upstreamDefinition, type UpstreamDefinition } from './definitions.ts';
 import { McpUpstream, UpstreamDown } from './upstream.ts';
+import { callHeaders } from './http-transport.ts';
+import { addCredentialHeaders } from '../upstream/credentials.ts';
 
 const PIN_POLL_MS = 1000;
 
@@ -129,13 +131,22 @@ export class McpSource {
   #forwarding(definition: UpstreamDefinition, upstreamName: string): ToolDefinition {
     const upstream = this.upstream;
     const source = this.config.source;
-    const kind = this.config.server.kind;
+    const server = this.config.server;
+    const kind = server.kind;
+    const credentials = server.kind === 'http' && server.uses.length > 0 ? server.credentials : null;
     return {
       ...definition,
+      ...(credentials !== null && server.kind === 'http' && { credentials: [...server.uses] }),
       async handler(params: Record<string, unknown>, context: ToolContext): Promise<HandlerReturn> {
         let answer;
         try {
-          answer = await upstream.callTool(upstreamName, params, { signal: context.signal, deadline: context.deadline, onProgress: (done, total) => context.progress(done, total) });
+          const options = { signal: context.signal, deadline: context.deadline, onProgress: (done: number, total: number | undefined) => context.progress(done, total) };
+          if (credentials === null) answer = await upstream.callTool(upstreamName, params, options);
+          else {
+            const headers: Record<string, string> = {};
+            await addCredentialHeaders(headers, credentials, context);
+            answer = await callHeaders.run(headers, () => upstream.callTool(upstreamName, params, options));
+          }
         } catch (err) {
           if (!(err instanceof UpstreamDown)) throw err;
           const again = kind === 'stdio' ? 'toolport restarts it' : 'toolport reconnects to it';
