@@ -51,6 +51,8 @@ import { loadPlugins } from './tools/plugins.ts';
 import type { ToolSources } from './sources/index.ts';
 import { Provenance } from './tools/provenance.ts';
 import { ToolRegistry } from './tools/registry.ts';
+import { Toolsets } from './toolsets/index.ts';
+import { toolsetPlugin } from './plugins/toolset.ts';
 import { requestTracingPlugin } from './plugins/tracing.ts';
 import { buildPolicy, type PolicyParts } from './policy/index.ts';
 import { approvalRoutes } from './routes/approvals.ts';
@@ -167,6 +169,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     throw err;
   }
   warnOfIdempotentHints(registry, logger, builtins);
+  const toolsets = new Toolsets(sources?.toolsets ?? [], registry);
+  toolsets.warnUnmatched(logger);
+  keys?.bindToolsets(new Set(toolsets.definitions().map((d) => d.name)), (toolset, tool) => toolsets.isMember(toolset, tool));
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -267,7 +272,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   // Hear the other replicas' task signals before answering (bounded: a store that is down answers 503 meanwhile).
   await Promise.race([tasks.listening, new Promise((resolve) => setTimeout(resolve, TASK_SIGNALS_WAIT_MS).unref())]);
-  app.decorate('toolport', { registry, store, dispatcher, config, feed });
+  app.decorate('toolport', { registry, store, dispatcher, config, feed, toolsets });
   provenance.recordAtStart();
 
   // First: it must see every route added after it, and answer 404/405 before auth and body parsing.
@@ -275,12 +280,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(bodyLimitPlugin);
   await app.register(routeAnswersPlugin);
   await app.register(authPlugin, { keys, tokens, publicUrl: config.publicUrl, redis: store.rateLimitRedis, keyPrefix: config.keyPrefix });
+  await app.register(toolsetPlugin, { toolsets });
   await app.register(openApiPlugin, { version: VERSION, registry, keysConfigured: authConfigured });
   if (config.authIssuer !== null && config.publicUrl !== null) {
     await app.register(resourceMetadataRoutes, { publicUrl: config.publicUrl, issuer: config.authIssuer, scopes: keys!.access.scopes() });
   }
   await app.register(healthRoutes, { store, upstreams: () => sources?.upstreamStatus() ?? [], readyRequiresUpstreams: config.readyRequiresUpstreams });
-  await app.register(toolRoutes, { registry, provenance });
+  await app.register(toolRoutes, { registry, provenance, toolsets });
   await app.register(provenanceRoutes, { provenance });
   await app.register(invokeRoutes, { dispatcher, tasks });
   await app.register(taskRoutes, { tasks });
@@ -299,6 +305,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
 declare module 'fastify' {
   interface FastifyInstance {
-    toolport: { registry: ToolRegistry; store: Store; dispatcher: Dispatcher; config: Config; feed: CallFeed };
+    toolport: { registry: ToolRegistry; store: Store; dispatcher: Dispatcher; config: Config; feed: CallFeed; toolsets: Toolsets };
   }
 }

@@ -1,6 +1,7 @@
 /**
  * API keys (SPEC §8) from API_KEYS_FILE, JSON or YAML: a list of {id, key_sha256, tools: [glob…],
- * admin?, rate_per_min?}, or an object {keys: [that list], access: [rules for verified users]}.
+ * admin?, rate_per_min?, toolsets?}, or an object {keys: [that list], access: [rules for verified users]}.
+ * A key bound to toolsets (SPEC §16) calls only their members, and sees no other toolset.
  * The secret itself never reaches toolport's memory beyond one hash.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -28,6 +29,8 @@ export interface Caller {
   readonly catalogKey: string;
   readonly admin: boolean;
   readonly ratePerMin: number | null;
+  /** The toolsets an API key is bound to; null or absent = not bound (every toolset). */
+  readonly toolsets?: readonly string[] | null;
   readonly principal: Principal;
   /** The verified user; null for an API key. */
   readonly user: UserIdentity | null;
@@ -39,12 +42,16 @@ export interface Caller {
   mayCall(toolName: string): boolean;
 }
 
+/** Whether a tool is a member of a toolset: told by the catalog once it is loaded. */
+export type ToolsetMembership = (toolset: string, tool: string) => boolean;
+
 interface KeyRecord {
   id: string;
   key_sha256: string;
   tools: string[];
   admin?: boolean;
   rate_per_min?: number;
+  toolsets?: string[];
 }
 
 const keyListSchema = {
@@ -59,6 +66,7 @@ const keyListSchema = {
       tools: { type: 'array', items: { type: 'string', minLength: 1 } },
       admin: { type: 'boolean' },
       rate_per_min: { type: 'integer', minimum: 1 },
+      toolsets: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^[a-z0-9_-]{1,64}$' } },
     },
   },
 };
@@ -84,6 +92,8 @@ export class ApiKeys {
   readonly #keys: StoredKey[];
   /** What verified users may do; with no `access:` written, every tool. */
   readonly access: AccessRules;
+  /** Until toolsets are bound, a key bound to toolsets allows nothing. */
+  #membership: ToolsetMembership = () => false;
 
   private constructor(keys: StoredKey[], access: AccessRules) {
     this.#keys = keys;
@@ -107,7 +117,7 @@ export class ApiKeys {
     if (Array.isArray(content)) {
       if (!validateKeys(content)) {
         const problems = (validateKeys.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
-        throw new ConfigError(`${source} must be a list of {id, key_sha256, tools, admin?, rate_per_min?}: ${problems}`);
+        throw new ConfigError(`${source} must be a list of {id, key_sha256, tools, admin?, rate_per_min?, toolsets?}: ${problems}`);
       }
       records = content;
     } else {
@@ -120,7 +130,9 @@ export class ApiKeys {
     }
     const ids = new Set<string>();
     const hashes = new Set<string>();
-    const keys = records.map((record) => {
+    const keys: StoredKey[] = [];
+    const found = new ApiKeys(keys, new AccessRules(access));
+    for (const record of records) {
       const hash = record.key_sha256.toLowerCase();
       // "user:<sub>" names a verified user: a key of that id would own that user's records.
       if (record.id.startsWith('user:')) throw new ConfigError(`${source}: key id "${record.id}" must not start with "user:" (the ids of verified users)`);
@@ -130,21 +142,36 @@ export class ApiKeys {
       hashes.add(hash);
       const matchers = record.tools.map((glob) => picomatch(glob));
       const admin = record.admin === true;
-      const allows = (name: string) => matchers.some((matches) => matches(name));
+      const toolsets = record.toolsets === undefined ? null : Object.freeze([...new Set(record.toolsets)]);
+      const globbed = (name: string) => matchers.some((matches) => matches(name));
+      const allows = toolsets === null ? globbed : (name: string) => globbed(name) && toolsets.some((t) => found.#membership(t, name));
       const caller: Caller = Object.freeze({
         id: record.id,
         catalogKey: `key:${record.id}`,
         admin,
         ratePerMin: record.rate_per_min ?? null,
+        toolsets,
         principal: keyPrincipal(record.id, admin),
         user: null,
         allows,
         missingScope: () => null,
         mayCall: allows,
       });
-      return { caller, hash: Buffer.from(hash, 'hex') };
-    });
-    return new ApiKeys(keys, new AccessRules(access));
+      keys.push({ caller, hash: Buffer.from(hash, 'hex') });
+    }
+    return found;
+  }
+
+  /**
+   * Binds the keys' toolsets to the catalog's: `known` names every toolset of the tools file
+   * (a key naming another stops the start), `membership` answers which tools are in each.
+   */
+  bindToolsets(known: ReadonlySet<string>, membership: ToolsetMembership): void {
+    for (const { caller } of this.#keys) {
+      const unknown = caller.toolsets?.find((t) => !known.has(t));
+      if (unknown !== undefined) throw new ConfigError(`API_KEYS_FILE: key "${caller.id}" is bound to toolset "${unknown}", which the tools file does not define`);
+    }
+    this.#membership = membership;
   }
 
   /** No keys file: no keys, and every verified user may call every tool. */

@@ -5,6 +5,7 @@ import { InvalidHeader } from '../errors.ts';
 import { Cancellation, type CancelSource } from '../tools/context.ts';
 import type { InvocationScope } from '../tools/invoke.ts';
 import { SESSION_ID } from '../tools/session-handle.ts';
+import { allowsOf } from '../plugins/toolset.ts';
 
 export { SESSION_ID } from '../tools/session-handle.ts';
 const MAX_TIMEOUT_MS = 24 * 3600 * 1000;
@@ -56,7 +57,7 @@ export function scopeOf(request: FastifyRequest, reply: FastifyReply): Invocatio
     sessionId: sessionIdOf(request),
     caller: request.caller?.id ?? null,
     principal: request.caller?.principal ?? null,
-    ...(request.caller && { allows: request.caller.mayCall }),
+    ...((request.caller !== null || request.toolset !== null) && { allows: allowsOf(request)! }),
     ...(request.caller?.user && { user: request.caller.user }),
     timeoutMs: timeoutOf(request),
     receivedAt: Date.now(),

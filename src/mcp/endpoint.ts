@@ -19,6 +19,7 @@ import {
   type RequestId,
 } from './protocol.ts';
 import type { Caller } from '../callers/keys.ts';
+import type { ToolsetView } from '../toolsets/index.ts';
 import { renderMcpCallToolResult, renderMcpTool } from '../formats/mcp.ts';
 import { TASK_EXECUTION, TASK_METHODS, TASKS_CAPABILITY, type McpTasks } from './tasks.ts';
 import { resultIdOf, type ResultResources } from '../store/results.ts';
@@ -30,6 +31,8 @@ export interface RequestEnv {
   sessionKey: string;
   /** The API key's caller (null when the service is open): tools/list shows only its tools. */
   caller: Caller | null;
+  /** `/mcp/{toolset}`: the toolset this endpoint serves (tools/list shows only its listing), or null. */
+  toolset: ToolsetView | null;
   /** The call's scope (headers checked by the route); built only for tools/call. */
   scope(): InvocationScope;
   /** Set when the client sent a progressToken and can receive progress notifications. */
@@ -84,15 +87,18 @@ export class McpEndpoint {
     this.#tasks = tasks;
   }
 
-  #toolList(era: Era, caller: Caller | null): Record<string, unknown> {
-    const id = caller?.catalogKey ?? '';
+  #toolList(era: Era, caller: Caller | null, toolset: ToolsetView | null): Record<string, unknown> {
+    const id = `${caller?.catalogKey ?? ''}\n${toolset === null ? '' : `${toolset.definition.name}${toolset.search ? '?search' : ''}`}`;
     if (this.#listedVersion !== this.#registry.version) {
       this.#toolLists.clear();
       this.#listedVersion = this.#registry.version;
     }
     let lists = this.#toolLists.get(id);
     if (lists === undefined) {
-      const tools = this.#registry.list().filter((tool) => caller === null || caller.allows(tool.name)).map(renderMcpTool);
+      const tools = this.#registry
+        .list()
+        .filter((tool) => (caller === null || caller.allows(tool.name)) && (toolset === null || toolset.listed(tool.name)))
+        .map(renderMcpTool);
       const handshakeTools = this.#tasks === null ? tools : tools.map((tool) => ({ ...tool, execution: TASK_EXECUTION }));
       lists = { handshake: { tools: handshakeTools }, stateless: { resultType: 'complete', tools, ...CACHE_HINTS } };
       this.#toolLists.set(id, lists);
@@ -107,7 +113,7 @@ export class McpEndpoint {
       case 'tools/call':
         return this.#callTool(message, env);
       case 'tools/list':
-        return this.#toolList(env.era, env.caller);
+        return this.#toolList(env.era, env.caller, env.toolset);
       case 'resources/list':
         return env.era === 'stateless' ? { resultType: 'complete', resources: [], ...CACHE_HINTS } : { resources: [] };
       case 'resources/read':

@@ -195,6 +195,7 @@ export async function mcpRoutes(
           era: 'handshake',
           sessionKey: session.id ?? '',
           caller: request.caller,
+          toolset: request.toolset,
           scope() {
             return (shared ??= scopeFor(request, reply, session));
           },
@@ -217,89 +218,101 @@ export async function mcpRoutes(
     return send(request, reply, 200, await Promise.all(answers));
   }
 
-  app.post(
-    '/mcp',
-    {
-      validatorCompiler: documentOnly,
-      schema: {
-        summary: 'Model Context Protocol over Streamable HTTP (stateless; 2024-11-05 … 2025-11-25 and 2026-07-28)',
-        operationId: 'postMcp',
-        tags: ['mcp'],
-        body: {
-          description: 'a JSON-RPC request, notification or (2024-11-05, 2025-03-26) batch',
-          oneOf: [jsonRpcMessageSchema, { type: 'array', items: jsonRpcMessageSchema, minItems: 1 }],
-        },
-        headers: {
-          type: 'object',
-          properties: {
-            'x-session-id': { type: 'string', pattern: SESSION_ID.source, description: 'the session of every call in this request (wins over Mcp-Session-Id and over a session_id argument)' },
-            'mcp-session-id': { type: 'string', pattern: SESSION_ID.source, description: 'the session the initialize answer issued; a session_id argument of a session built-in wins over it' },
+  const postMcp = (url: string, operationId: string, summary: string) =>
+    app.post(
+      url,
+      {
+        validatorCompiler: documentOnly,
+        schema: {
+          summary,
+          operationId,
+          tags: ['mcp'],
+          body: {
+            description: 'a JSON-RPC request, notification or (2024-11-05, 2025-03-26) batch',
+            oneOf: [jsonRpcMessageSchema, { type: 'array', items: jsonRpcMessageSchema, minItems: 1 }],
           },
-        },
-        response: {
-          200: {
-            description: 'the JSON-RPC response (application/json), or progress notifications then the response (text/event-stream)',
-            headers: { 'mcp-session-id': { type: 'string', description: "on initialize's answer (handshake era) unless X-Session-Id names the session: the session to send back" } },
-            content: { 'application/json': { schema: {} }, 'text/event-stream': { schema: { type: 'string' } } },
+          ...(url !== '/mcp' && {
+            params: { type: 'object', properties: { toolset: { type: 'string', description: 'the toolset this endpoint serves (GET /toolsets)' } }, required: ['toolset'] },
+            querystring: { type: 'object', properties: { discovery: { type: 'string', enum: ['search'], description: "list only tool_search, tool_invoke and the toolset's always tools" } } },
+          }),
+          headers: {
+            type: 'object',
+            properties: {
+              'x-session-id': { type: 'string', pattern: SESSION_ID.source, description: 'the session of every call in this request (wins over Mcp-Session-Id and over a session_id argument)' },
+              'mcp-session-id': { type: 'string', pattern: SESSION_ID.source, description: 'the session the initialize answer issued; a session_id argument of a session built-in wins over it' },
+            },
           },
-          202: { description: 'a notification or response was accepted', type: 'null' },
-          403: problemResponse("insufficient-scope: a tools/call names a tool whose access rule needs a scope the user's token lacks (WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=…)"),
-          400: { description: 'a JSON-RPC error: parse error, invalid request, or a header that disagrees with the body', content: { 'application/json': { schema: {} } } },
+          response: {
+            200: {
+              description: 'the JSON-RPC response (application/json), or progress notifications then the response (text/event-stream)',
+              headers: { 'mcp-session-id': { type: 'string', description: "on initialize's answer (handshake era) unless X-Session-Id names the session: the session to send back" } },
+              content: { 'application/json': { schema: {} }, 'text/event-stream': { schema: { type: 'string' } } },
+            },
+            202: { description: 'a notification or response was accepted', type: 'null' },
+            403: problemResponse("insufficient-scope: a tools/call names a tool whose access rule needs a scope the user's token lacks (WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=…)"),
+            400: { description: 'a JSON-RPC error: parse error, invalid request, or a header that disagrees with the body', content: { 'application/json': { schema: {} } } },
+            ...(url !== '/mcp' && { 404: problemResponse('no such toolset (or not one this caller is bound to)') }),
+          },
         },
       },
-    },
-    async (request, reply) => {
-      let body: unknown;
-      try {
-        body = parseJson(utf8.decode(request.body as Buffer));
-      } catch (err) {
-        const detail = err instanceof JsonInputError ? err.message : 'the body is not valid UTF-8';
-        return send(request, reply, 400, errorResponse(null, { code: ErrorCode.ParseError, message: `parse error: ${detail}` }));
-      }
-      const headers: McpHeaders = {
-        protocolVersion: headerOf(request, 'mcp-protocol-version'),
-        method: headerOf(request, 'mcp-method'),
-        name: headerOf(request, 'mcp-name'),
-      };
-      try {
-        const session = sessionOf(request);
-        if (Array.isArray(body)) return await batch(request, reply, body, headers, session);
-        const classified = classify(body);
-        if (classified.kind === 'response') return accepted(reply);
-        const era = eraOf(classified.message, classified.kind === 'request', headers);
-        if (classified.kind === 'notification') {
-          endpoint.notification(classified.message, session.id ?? '');
-          return accepted(reply);
+      async (request, reply) => {
+        let body: unknown;
+        try {
+          body = parseJson(utf8.decode(request.body as Buffer));
+        } catch (err) {
+          const detail = err instanceof JsonInputError ? err.message : 'the body is not valid UTF-8';
+          return send(request, reply, 400, errorResponse(null, { code: ErrorCode.ParseError, message: `parse error: ${detail}` }));
         }
-        const message = classified.message;
-        if (message.method === 'tools/call') app.requireScopes(request, reply, calledTools([message]));
-        if (message.method === 'initialize' && era === 'handshake') issueSession(reply, session);
-        const callScope = message.method === 'tools/call' ? scopeFor(request, reply, session) : null;
-        // A method, not a property arrow: tsx would wrap the arrow in a defineProperty per request.
-        return await answer(request, reply, message, {
-          era,
-          sessionKey: session.id ?? '',
-          caller: request.caller,
-          scope() {
-            return callScope!;
-          },
-        });
-      } catch (err) {
-        if (!(err instanceof ProtocolFault)) throw err;
-        return send(request, reply, err.status, errorResponse(idOf(body), err.toError()));
-      }
-    },
-  );
+        const headers: McpHeaders = {
+          protocolVersion: headerOf(request, 'mcp-protocol-version'),
+          method: headerOf(request, 'mcp-method'),
+          name: headerOf(request, 'mcp-name'),
+        };
+        try {
+          const session = sessionOf(request);
+          if (Array.isArray(body)) return await batch(request, reply, body, headers, session);
+          const classified = classify(body);
+          if (classified.kind === 'response') return accepted(reply);
+          const era = eraOf(classified.message, classified.kind === 'request', headers);
+          if (classified.kind === 'notification') {
+            endpoint.notification(classified.message, session.id ?? '');
+            return accepted(reply);
+          }
+          const message = classified.message;
+          if (message.method === 'tools/call') app.requireScopes(request, reply, calledTools([message]));
+          if (message.method === 'initialize' && era === 'handshake') issueSession(reply, session);
+          const callScope = message.method === 'tools/call' ? scopeFor(request, reply, session) : null;
+          // A method, not a property arrow: tsx would wrap the arrow in a defineProperty per request.
+          return await answer(request, reply, message, {
+            era,
+            sessionKey: session.id ?? '',
+            caller: request.caller,
+            toolset: request.toolset,
+            scope() {
+              return callScope!;
+            },
+          });
+        } catch (err) {
+          if (!(err instanceof ProtocolFault)) throw err;
+          return send(request, reply, err.status, errorResponse(idOf(body), err.toError()));
+        }
+      },
+    );
+
+  postMcp('/mcp', 'postMcp', 'Model Context Protocol over Streamable HTTP (stateless; 2024-11-05 … 2025-11-25 and 2026-07-28)');
+  postMcp('/mcp/:toolset', 'postMcpToolset', "One toolset's own MCP endpoint: everything /mcp does, with only the toolset's tools (intersected with the caller's)");
 
   const notAllowed = (message: string) => async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('allow', 'POST');
     return send(request, reply, 405, errorResponse(null, { code: ErrorCode.InvalidRequest, message }));
   };
   // Routes that only refuse: their methods are not in the Allow of other answers (src/plugins/methods.ts).
-  app.get('/mcp', { schema: { hide: true }, config: { refusesMethod: true } }, notAllowed('GET /mcp is not served: toolport opens no server stream; POST JSON-RPC messages'));
-  app.delete(
-    '/mcp',
-    { schema: { hide: true }, config: { refusesMethod: true } },
-    notAllowed('toolport does not let clients end sessions: the plan and events stay readable and expire SESSION_TTL_S after their last write (an admin may DELETE /sessions/{id})'),
-  );
+  for (const url of ['/mcp', '/mcp/:toolset']) {
+    app.get(url, { schema: { hide: true }, config: { refusesMethod: true } }, notAllowed('GET /mcp is not served: toolport opens no server stream; POST JSON-RPC messages'));
+    app.delete(
+      url,
+      { schema: { hide: true }, config: { refusesMethod: true } },
+      notAllowed('toolport does not let clients end sessions: the plan and events stay readable and expire SESSION_TTL_S after their last write (an admin may DELETE /sessions/{id})'),
+    );
+  }
 }

@@ -5,10 +5,12 @@ import { FORMAT_NAMES, formatByName, parseToolChoice, type Format } from '../for
 import { documentOnly, ifNoneMatchHeaders, notModifiedResponse, problemResponses, toolListSchema } from '../schemas.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import { catalogHash, type ToolRegistry } from '../tools/registry.ts';
+import type { Toolsets } from '../toolsets/index.ts';
 
 interface ToolsQuery {
   format?: string;
   tool_choice?: string;
+  toolset?: string;
 }
 
 /** The entity tag of an answer: the hash alone for native (SPEC §4), else tagged with what shapes the body. */
@@ -42,6 +44,27 @@ function sendCached(request: FastifyRequest, reply: FastifyReply, tag: string, b
   return reply.type('application/json').send(body);
 }
 
+const toolsetListSchema = {
+  type: 'object',
+  required: ['toolsets'],
+  properties: {
+    toolsets: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'description', 'discovery', 'tools', 'hash'],
+        properties: {
+          name: { type: 'string' },
+          description: { type: ['string', 'null'] },
+          discovery: { type: 'string', enum: ['list', 'search'], description: 'search: its listing is tool_search, tool_invoke and its always tools' },
+          tools: { type: 'array', items: { type: 'string' }, description: 'its members this caller may call' },
+          hash: { type: 'string', description: "SHA-256 over its tools' hashes: changes when a member's definition changes, the same on every replica" },
+        },
+      },
+    },
+  },
+};
+
 const formatQuery = {
   type: 'object',
   properties: { format: { type: 'string', enum: [...FORMAT_NAMES], description: 'the provider whose shape the definitions take (default native)' } },
@@ -53,10 +76,11 @@ const listQuery = {
     ...formatQuery.properties,
     // The tool names join the enum when the document is generated (src/plugins/openapi-tools.ts).
     tool_choice: { type: 'string', enum: ['auto', 'none', 'required'], description: "auto, none, required or the name of a listed tool: adds the provider's own tool_choice value (not with format mcp, which has none)" },
+    toolset: { type: 'string', description: 'list only this toolset (GET /toolsets); a toolset that does not exist answers 404' },
   },
 };
 
-export async function toolRoutes(app: FastifyInstance, { registry, provenance }: { registry: ToolRegistry; provenance: Provenance }): Promise<void> {
+export async function toolRoutes(app: FastifyInstance, { registry, provenance, toolsets }: { registry: ToolRegistry; provenance: Provenance; toolsets: Toolsets }): Promise<void> {
   /** Each answer is built once per format and tool_choice, until the catalog changes (an MCP source's list). */
   const cache = new Map<string, { tag: string; body: string }>();
   let cachedVersion = registry.version;
@@ -72,7 +96,7 @@ export async function toolRoutes(app: FastifyInstance, { registry, provenance }:
         tags: ['discovery'],
         querystring: listQuery,
         headers: ifNoneMatchHeaders,
-        response: { 200: toolListSchema, ...notModifiedResponse, ...problemResponses(400, 503) },
+        response: { 200: toolListSchema, ...notModifiedResponse, ...problemResponses(400, 404, 503) },
       },
     },
     async (request, reply) => {
@@ -80,14 +104,15 @@ export async function toolRoutes(app: FastifyInstance, { registry, provenance }:
       const choice = request.query.tool_choice;
       // Each API key sees only its tools, and the catalog hash of those (SPEC §8).
       const caller = request.caller;
-      const key = `${caller?.id ?? ''}\n${format.name}\n${choice ?? ''}`;
+      const toolset = request.toolset;
+      const key = `${caller?.id ?? ''}\n${format.name}\n${choice ?? ''}\n${toolset === null ? '' : `${toolset.definition.name}${toolset.search ? '?search' : ''}`}`;
       if (cachedVersion !== registry.version) {
         cache.clear();
         cachedVersion = registry.version;
       }
       let entry = cache.get(key);
       if (entry === undefined) {
-        const tools = caller === null ? registry.list() : registry.list().filter((t) => caller.allows(t.name));
+        const tools = registry.list().filter((t) => (caller === null || caller.allows(t.name)) && (toolset === null || toolset.listed(t.name)));
         const hash = catalogHash(tools);
         const toolChoice = toolChoiceOf(format, choice, tools.map((t) => t.name));
         const definitions = tools.map((t) => format.renderTool(t));
@@ -122,6 +147,29 @@ export async function toolRoutes(app: FastifyInstance, { registry, provenance }:
       if (tool === undefined) throw new NotFound(`no tool named "${request.params.name.slice(0, 64)}"`);
       await provenance.recorded();
       return sendCached(request, reply, entityTag(tool.hash, format, undefined), JSON.stringify(format.renderTool(tool)));
+    },
+  );
+
+  app.get(
+    '/toolsets',
+    {
+      schema: {
+        summary: 'The toolsets this caller may use, each with its tools and content hash',
+        operationId: 'listToolsets',
+        tags: ['discovery'],
+        response: { 200: toolsetListSchema, ...problemResponses(503) },
+      },
+    },
+    async (request) => {
+      const caller = request.caller;
+      const allows = caller?.allows;
+      const listed = toolsets.definitions().filter((d) => caller?.toolsets == null || caller.toolsets.includes(d.name));
+      return {
+        toolsets: listed.map((d) => {
+          const members = toolsets.members(d.name, allows);
+          return { name: d.name, description: d.description, discovery: d.discovery ?? 'list', tools: members.map((t) => t.name), hash: catalogHash(members) };
+        }),
+      };
     },
   );
 }

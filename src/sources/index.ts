@@ -15,6 +15,7 @@ import { SOURCE_NAME } from './names.ts';
 import { registerPluginSources } from './plugins.ts';
 import { readToolsFile, type ToolsFile } from './tools-file.ts';
 import type { SourceContext, UpstreamStatus } from './types.ts';
+import { readToolsets, type ToolsetDefinition } from '../toolsets/index.ts';
 
 export { ToolsFileError } from './entry.ts';
 
@@ -29,6 +30,8 @@ export interface ToolSources {
   readonly policy: readonly RawEntry[];
   /** The file's absolute path, as policy errors name it. */
   readonly path: string;
+  /** The file's toolsets, checked for shape. */
+  readonly toolsets: readonly ToolsetDefinition[];
 }
 
 export interface LoadToolSourcesOptions {
@@ -70,6 +73,7 @@ export async function loadToolSources(options: LoadToolSourcesOptions): Promise<
   const file = await readToolsFile(options.file, options.env);
   checkSourceNames(file);
   const credentials = readCredentials(file.path, file.credentials);
+  const toolsets = readToolsets(file.path, file.toolsets);
   const closers: (() => Promise<void>)[] = [];
   const upstreams: (() => readonly UpstreamStatus[])[] = [];
   const context: SourceContext = {
@@ -87,6 +91,7 @@ export async function loadToolSources(options: LoadToolSourcesOptions): Promise<
     credentials,
     policy: file.policy,
     path: file.path,
+    toolsets,
     upstreamStatus: () => upstreams.flatMap((status) => status()),
     async close() {
       for (const close of closers.splice(0).reverse()) {

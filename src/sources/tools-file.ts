@@ -9,8 +9,8 @@ import { parse as parseYaml } from 'yaml';
 import { ToolsFileError, isObject, type JsonObject, type RawEntry } from './entry.ts';
 import { expandVariables, variableFailure } from './variables.ts';
 
-export const SECTIONS = ['plugins', 'http', 'openapi', 'mcp', 'credentials', 'policy'] as const;
-export type SectionName = Exclude<(typeof SECTIONS)[number], 'credentials'>;
+export const SECTIONS = ['plugins', 'http', 'openapi', 'mcp', 'credentials', 'policy', 'toolsets'] as const;
+export type SectionName = Exclude<(typeof SECTIONS)[number], 'credentials' | 'toolsets'>;
 
 export interface ToolsFile {
   /** The file's absolute path, as every error message names it. */
@@ -25,6 +25,8 @@ export interface ToolsFile {
   readonly credentials: JsonObject | null;
   /** Policy rules (SPEC §14), compiled by src/policy/ once every tool is registered. */
   readonly policy: readonly RawEntry[];
+  /** The `toolsets:` mapping as written (checked by src/toolsets once the catalog is loaded). */
+  readonly toolsets: unknown;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -76,5 +78,6 @@ export async function readToolsFile(given: string, env: Env = process.env, cwd =
     mcp: section('mcp'),
     credentials,
     policy: section('policy'),
+    toolsets: expanded.toolsets,
   });
 }

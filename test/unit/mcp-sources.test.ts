@@ -5,7 +5,7 @@ import { toolResultOf, upstreamDefinition } from '../../src/sources/mcp/definiti
 import type { ToolsFile } from '../../src/sources/tools-file.ts';
 import { ToolFailure } from '../../src/tools/failure.ts';
 
-const file: ToolsFile = { path: '/etc/toolport/tools.yaml', folder: '/etc/toolport', plugins: [], http: [], openapi: [], mcp: [], credentials: null, policy: [] };
+const file: ToolsFile = { path: '/etc/toolport/tools.yaml', folder: '/etc/toolport', plugins: [], http: [], openapi: [], mcp: [], credentials: null, policy: [], toolsets: undefined };
 const read = (value: Record<string, unknown>) => readMcpEntry({ where: 'mcp[0]', value }, file);
 const problem = (value: Record<string, unknown>) => {
   try {
