@@ -5,7 +5,6 @@ import { InvalidHeader } from '../errors.ts';
 import { Cancellation, type CancelSource } from '../tools/context.ts';
 import type { InvocationScope } from '../tools/invoke.ts';
 import { SESSION_ID } from '../tools/session-handle.ts';
-import { allowsOf } from '../plugins/toolset.ts';
 
 export { SESSION_ID } from '../tools/session-handle.ts';
 const MAX_TIMEOUT_MS = 24 * 3600 * 1000;
@@ -49,6 +48,15 @@ class Disconnection implements CancelSource {
     if (res.destroyed || res.socket?.destroyed === true) gone();
     else res.once('close', gone);
   }
+}
+
+/** What the caller may call in this request: its key's tools, inside the request's toolset. Undefined = everything. */
+export function allowsOf(request: FastifyRequest): ((tool: string) => boolean) | undefined {
+  const callerAllows = request.caller?.allows;
+  const toolset = request.toolset;
+  if (toolset === null) return callerAllows;
+  if (callerAllows === undefined) return toolset.allows;
+  return (tool) => callerAllows(tool) && toolset.allows(tool);
 }
 
 export function scopeOf(request: FastifyRequest, reply: FastifyReply): InvocationScope {

@@ -1,7 +1,7 @@
 /**
  * The request's toolset (SPEC §16): `/mcp/{toolset}`, `?toolset=` or `X-Toolset`. A toolset that
  * does not exist, or that the caller's key is not bound to, answers 404 on every route. Routes read
- * `request.toolset` and `allowsOf(request)`: what the caller may call, inside the toolset.
+ * `request.toolset`, and `allowsOf(request)` (src/http/scope.ts): what the caller may call inside it.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -34,15 +34,6 @@ export const toolsetPlugin = fp(
   },
   { name: 'toolport-toolset' },
 );
-
-/** What the caller may call in this request: its key's tools, inside the request's toolset. Undefined = everything. */
-export function allowsOf(request: FastifyRequest): ((tool: string) => boolean) | undefined {
-  const callerAllows = request.caller?.allows;
-  const toolset = request.toolset;
-  if (toolset === null) return callerAllows;
-  if (callerAllows === undefined) return toolset.allows;
-  return (tool) => callerAllows(tool) && toolset.allows(tool);
-}
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -73,7 +73,9 @@ export async function loadToolSources(options: LoadToolSourcesOptions): Promise<
   const file = await readToolsFile(options.file, options.env);
   checkSourceNames(file);
   const credentials = readCredentials(file.path, file.credentials);
-  const toolsets = readToolsets(file.path, file.toolsets);
+  const toolsets = readToolsets(file.toolsets, (message) => {
+    throw new ToolsFileError(`TOOLS_FILE ${file.path}: ${message}`);
+  });
   const closers: (() => Promise<void>)[] = [];
   const upstreams: (() => readonly UpstreamStatus[])[] = [];
   const context: SourceContext = {

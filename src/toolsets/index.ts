@@ -8,7 +8,6 @@ import picomatch from 'picomatch';
 import type { Logger } from 'pino';
 import { isObject } from '../json.ts';
 import { catalogHash, TOOL_NAME, type RegisteredTool, type ToolRegistry } from '../tools/registry.ts';
-import { ToolsFileError } from '../sources/entry.ts';
 
 /** The built-ins a `discovery: search` toolset lists in place of its members. */
 export const SEARCH_TOOLS: readonly string[] = ['tool_search', 'tool_invoke'];
@@ -39,34 +38,36 @@ interface Membership {
 
 const KEYS = ['tools', 'description', 'discovery', 'always'];
 
-function globList(file: string, name: string, key: string, value: unknown, required: boolean): string[] {
+type Fail = (message: string) => never;
+
+function globList(fail: Fail, name: string, key: string, value: unknown, required: boolean): string[] {
   if (value === undefined && !required) return [];
   if (!Array.isArray(value) || value.length === 0 || !value.every((g) => typeof g === 'string' && g !== '')) {
-    throw new ToolsFileError(`TOOLS_FILE ${file}: toolsets.${name}.${key} must be a non-empty list of tool name globs`);
+    fail(`toolsets.${name}.${key} must be a non-empty list of tool name globs`);
   }
   return value as string[];
 }
 
-/** The `toolsets:` section, checked for shape; a bad one stops the start naming the file and toolset. */
-export function readToolsets(file: string, section: unknown): ToolsetDefinition[] {
+/** The `toolsets:` section, checked for shape; `fail` stops the start naming the file. */
+export function readToolsets(section: unknown, fail: Fail): ToolsetDefinition[] {
   if (section === undefined || section === null) return [];
-  if (!isObject(section)) throw new ToolsFileError(`TOOLS_FILE ${file}: toolsets must be a mapping of toolset names to {tools, description?, discovery?, always?}`);
+  if (!isObject(section)) fail(`toolsets must be a mapping of toolset names to {tools, description?, discovery?, always?}`);
   return Object.entries(section).map(([name, raw]) => {
-    if (!TOOL_NAME.test(name)) throw new ToolsFileError(`TOOLS_FILE ${file}: toolset name "${name.slice(0, 80)}" must match ${TOOL_NAME}`);
-    if (!isObject(raw)) throw new ToolsFileError(`TOOLS_FILE ${file}: toolsets.${name} must be a mapping with tools`);
+    if (!TOOL_NAME.test(name)) fail(`toolset name "${name.slice(0, 80)}" must match ${TOOL_NAME}`);
+    if (!isObject(raw)) fail(`toolsets.${name} must be a mapping with tools`);
     const unknown = Object.keys(raw).find((k) => !KEYS.includes(k));
-    if (unknown !== undefined) throw new ToolsFileError(`TOOLS_FILE ${file}: toolsets.${name}: unknown key "${unknown}" (keys: ${KEYS.join(', ')})`);
+    if (unknown !== undefined) fail(`toolsets.${name}: unknown key "${unknown}" (keys: ${KEYS.join(', ')})`);
     const { description, discovery } = raw;
     if (description !== undefined && (typeof description !== 'string' || description.length < 1 || description.length > 200)) {
-      throw new ToolsFileError(`TOOLS_FILE ${file}: toolsets.${name}.description must be 1–200 characters`);
+      fail(`toolsets.${name}.description must be 1–200 characters`);
     }
-    if (discovery !== undefined && discovery !== 'search') throw new ToolsFileError(`TOOLS_FILE ${file}: toolsets.${name}.discovery must be "search" (or left out)`);
+    if (discovery !== undefined && discovery !== 'search') fail(`toolsets.${name}.discovery must be "search" (or left out)`);
     return Object.freeze({
       name,
       description: (description as string | undefined) ?? null,
-      tools: globList(file, name, 'tools', raw.tools, true),
+      tools: globList(fail, name, 'tools', raw.tools, true),
       discovery: discovery === 'search' ? ('search' as const) : null,
-      always: globList(file, name, 'always', raw.always, false),
+      always: globList(fail, name, 'always', raw.always, false),
     });
   });
 }

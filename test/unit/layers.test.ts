@@ -15,7 +15,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['store/', 'callers/'],
   ['tools/'],
   ['errors.ts'],
-  ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/', 'credentials/', 'policy/'],
+  ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/', 'credentials/', 'policy/', 'toolsets/'],
   ['builtin/', 'sources/', 'mcp/', 'plugins/', 'http/'],
   ['routes/'],
   ['app.ts'],
