@@ -9,6 +9,7 @@ import type { Metrics } from '../metrics.ts';
 import type { ApprovalStatus, ApprovalStore } from '../store/approvals.ts';
 import type { Store } from '../store/types.ts';
 import { hashJson } from '../tools/hash.ts';
+import type { Cancellation } from '../tools/context.ts';
 import { failure, type CallIdentity, type InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { Logger } from 'pino';
@@ -29,6 +30,10 @@ export interface HeldCall {
   budgetMs: number;
   log: Logger;
   rule: PolicyRule;
+  /** Set: a pending approval is waited for (polled) until decided or this fires, instead of answered at once. */
+  wait?: Cancellation | null;
+  /** Called once a wait for a decision has ended, before the approved call runs (its time limit starts again). */
+  waited?: () => void;
 }
 
 export interface ApprovalsOptions {
@@ -42,6 +47,8 @@ export interface ApprovalsOptions {
 }
 
 const LEASE_MARGIN_MS = 5_000;
+/** How often a waiting task looks for a decision made on any replica. */
+const DECISION_POLL_MS = 250;
 
 export class Approvals {
   readonly #store: ApprovalStore;
@@ -69,7 +76,11 @@ export class Approvals {
    * lets the next identical call ask anew.
    */
   async gate(call: HeldCall, run: (params: Readonly<Record<string, unknown>>) => Promise<InvocationResult>): Promise<InvocationResult> {
-    const { record, binding } = await this.open(call);
+    let { record, binding } = await this.open(call);
+    if (record.status === 'pending' && call.wait !== undefined) {
+      record = await this.#waitForDecision(record, call.wait ?? null);
+      call.waited?.();
+    }
     annotateSpan({ 'toolport.approval': `${record.approval_id} ${record.status}` });
     switch (record.status) {
       case 'pending':
@@ -169,6 +180,16 @@ export class Approvals {
   /** True the first time a sealed request state is used. */
   useOnce(token: string, ttlMs: number): Promise<boolean> {
     return this.#store.useOnce(token, ttlMs);
+  }
+
+  /** Polls until the approval is no longer pending (decided, expired) or the wait is cancelled. */
+  async #waitForDecision(record: ApprovalRecord, cancellation: Cancellation | null): Promise<ApprovalRecord> {
+    let current = record;
+    while (current.status === 'pending' && cancellation?.reason == null) {
+      await new Promise((resolve) => setTimeout(resolve, DECISION_POLL_MS));
+      current = (await this.read(record.approval_id)) ?? { ...current, status: 'expired' };
+    }
+    return current;
   }
 
   async #runApproved(call: HeldCall, record: ApprovalRecord, run: (params: Readonly<Record<string, unknown>>) => Promise<InvocationResult>): Promise<InvocationResult> {

@@ -7,7 +7,7 @@ import { failure, type InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import { deepFreeze } from '../json.ts';
 import type { Next, PipelineCall, Stage } from '../tools/pipeline/index.ts';
-import type { Approvals } from './approvals.ts';
+import type { Approvals, HeldCall } from './approvals.ts';
 import type { Principal } from '../callers/principal.ts';
 import type { PolicyInput, PolicyRule } from './rules.ts';
 import type { ToolApproval } from '../tools/approval.ts';
@@ -65,7 +65,13 @@ export class PolicyGate implements Stage {
       const reason = rule.reason ?? `Policy does not allow this call to tool "${tool.name}".`;
       return Promise.resolve(failure(identity, 'policy_denied', reason, `policy[${rule.index}] denies it`, this.#maxContentChars));
     }
-    const held = { tool, params, identity, caller: scope.caller, principal: scope.principal, sessionId: scope.sessionId, budgetMs: call.budgetMs, log: scope.log, rule };
+    const held: HeldCall = { tool, params, identity, caller: scope.caller, principal: scope.principal, sessionId: scope.sessionId, budgetMs: call.budgetMs, log: scope.log, rule };
+    if (scope.waitsForApproval === true) {
+      held.wait = scope.cancellation;
+      held.waited = () => {
+        call.deadline = Date.now() + call.budgetMs; // the wait for a person does not eat the handler's time
+      };
+    }
     // An approver's edit replaces the arguments the rest of the pipeline runs with.
     return this.#approvals.gate(held, (approved) => {
       if (approved !== params) call.params = deepFreeze(approved) as Readonly<Record<string, unknown>>;

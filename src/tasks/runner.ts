@@ -297,6 +297,7 @@ export class TaskRunner {
       receivedAt: job.receivedAt,
       log: log.child({ task: id }),
       cancellation: run.cancellation,
+      waitsForApproval: true,
       progress: (_callId, done, total) => throttle.report(done, total),
     };
     let ending: [EndStatus, TaskOutcome];

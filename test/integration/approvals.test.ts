@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get, makeApp, post, STORES } from '../helpers/app.ts';
 import { bearer } from '../helpers/keys.ts';
 import { policyFixture, type PolicyFixture } from '../helpers/approvals.ts';
+import { until } from '../helpers/tasks.ts';
 
 describe.each(STORES)('policy and approvals (%s store)', (kind) => {
   let app: FastifyInstance;
@@ -117,6 +118,36 @@ describe.each(STORES)('policy and approvals (%s store)', (kind) => {
     const page = await get(app, `/sessions/${session}/events?limit=100`, bearer(fx.keys.agent));
     const types = (page.body.events as { type: string }[]).map((e) => e.type);
     expect(types).toEqual(['ApprovalRequested', 'ToolInvoked', 'ApprovalDecided', 'ToolInvoked']);
+  });
+
+  it('with Prefer: respond-async, the task waits for the decision and then runs by itself (denied: it ends unsuccessful)', async () => {
+    const start = async (order: string) => {
+      const created = await refund({ order, amount: 7000 }, { prefer: 'respond-async' });
+      expect(created.status).toBe(202);
+      return created.body.task_id as string;
+    };
+    const pendingFor = (order: string) =>
+      until(`the approval of ${order}`, async () => {
+        const listed = await get(app, '/approvals?status=pending', bearer(fx.keys.finance));
+        return (listed.body.approvals as { approval_id: string; arguments: { order: string } }[]).find((a) => a.arguments.order === order)?.approval_id;
+      });
+    const ended = (task: string) =>
+      until(`task ${task} to end`, async () => {
+        const view = (await get(app, `/tasks/${task}`, bearer(fx.keys.agent))).body;
+        return view.status === 'working' || view.status === 'queued' ? null : view;
+      });
+    const before = fx.runs.get('payments_refund') ?? 0;
+    const approvedTask = await start('o-task');
+    const approvedId = await pendingFor('o-task');
+    expect((await get(app, `/tasks/${approvedTask}`, bearer(fx.keys.agent))).body.status).toBe('working');
+    await decide(approvedId, fx.keys.finance, { decision: 'approve' });
+    expect(await ended(approvedTask)).toMatchObject({ status: 'completed', result: { success: true, value: { refunded: 7000 } } });
+    expect(fx.runs.get('payments_refund')).toBe(before + 1);
+
+    const deniedTask = await start('o-task-no');
+    await decide(await pendingFor('o-task-no'), fx.keys.finance, { decision: 'deny', note: 'no' });
+    expect(await ended(deniedTask)).toMatchObject({ status: 'completed', result: { success: false, error: { code: 'approval_denied' } } });
+    expect(fx.runs.get('payments_refund')).toBe(before + 1);
   });
 
   it('expires an undecided approval: a decision after it is 409 and the call answers approval_expired', async () => {
