@@ -245,7 +245,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const dispatcher = new Dispatcher({
     registry,
     store,
-    ledger: new LedgerGuard(store.ledger, config.ledgerLeaseMs, config.maxContentChars, (id) => sessions.view(id), metrics),
+    ledger: new LedgerGuard(store.ledger, config.ledgerLeaseMs, config.maxContentChars, (id, owner) => sessions.view(id, owner), metrics),
     session: sessions,
     defaultTimeoutMs: config.defaultTimeoutMs,
     maxContentChars: config.maxContentChars,

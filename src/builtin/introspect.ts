@@ -1,4 +1,5 @@
 /** Introspect tools (SPEC §2.2): what the caller may call, and what its session holds. */
+import { ownedSessions } from '../store/owned-sessions.ts';
 import type { ApiKeys } from '../callers/keys.ts';
 import { readPlan } from '../sessions/planning/plan.ts';
 import type { Store } from '../store/types.ts';
@@ -49,7 +50,7 @@ function sessionTool({ store }: IntrospectDeps): ToolDefinition<{ events?: numbe
       if (context.session === null) return error('This call has no session.'); // unreachable: see src/tools/session-handle.ts
       const id = context.session.id;
       const plan = (await readPlan(context.session)) ?? null;
-      const page = await store.sessionEvents(id, 'newest', wanted);
+      const page = await ownedSessions(store, context.caller).sessionEvents(id, 'newest', wanted);
       const events = numberedEvents(page);
       const total = page.total;
       const planText = plan === null ? 'no plan' : `a plan "${plan.objective}" (${plan.status}, ${plan.steps.length} steps)`;

@@ -104,9 +104,9 @@ export class LedgerGuard implements Stage {
   readonly #metrics: Metrics | undefined;
   readonly #renewer: LeaseRenewer;
   /** The session as a custom key function sees it: staged, never committed. */
-  readonly #view: (sessionId: string) => SessionHandle;
+  readonly #view: (sessionId: string, owner: string | null) => SessionHandle;
 
-  constructor(ledger: EffectLedger, leaseMs: number, maxContentChars: number, view: (sessionId: string) => SessionHandle, metrics?: Metrics) {
+  constructor(ledger: EffectLedger, leaseMs: number, maxContentChars: number, view: (sessionId: string, owner: string | null) => SessionHandle, metrics?: Metrics) {
     this.#ledger = ledger;
     this.#view = view;
     this.#leaseMs = leaseMs;
@@ -127,7 +127,7 @@ export class LedgerGuard implements Stage {
     const paramsHash = hashJson(call.params);
     let part: string;
     try {
-      part = headerKey ?? (tool.idempotency!.strategy === 'auto' ? paramsHash : derivedKeyPart(tool, call.params, call.context(scope.sessionId === null ? null : this.#view(scope.sessionId))));
+      part = headerKey ?? (tool.idempotency!.strategy === 'auto' ? paramsHash : derivedKeyPart(tool, call.params, call.context(scope.sessionId === null ? null : this.#view(scope.sessionId, scope.caller))));
     } catch (err) {
       if (!(err instanceof KeyFunctionError)) throw err;
       const message = `Tool "${tool.name}" could not compute its idempotency key (${err.message}), so it did not run. This is not caused by your arguments.`;

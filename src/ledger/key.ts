@@ -3,6 +3,7 @@
  * JSON of the arguments (auto), of the `param_keys` (params), of the plugin's custom key, or the
  * caller's Idempotency-Key verbatim.
  */
+import { ownedSessionId } from '../store/owned-sessions.ts';
 import { hashJson, sha256Hex } from '../tools/hash.ts';
 import type { NormalizedIdempotency, RegisteredTool } from '../tools/registry.ts';
 import type { ToolContext } from '../tools/types.ts';
@@ -11,14 +12,15 @@ import type { ToolContext } from '../tools/types.ts';
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /**
- * `global`, `session:<X-Session-Id>` or `key:<API key id>`. An absent session or API key is the
- * empty name (`session:`, `key:`), which no real one can be, so those calls share one partition
- * rather than skip the ledger: a retry without the header still runs the effect once.
+ * `global`, `session:<X-Session-Id>` (within its owner's sessions: `session:<owner>/<id>` when
+ * callers are known), `key:<API key id or user:<sub>>` or `user:<the same>`. An absent session or
+ * caller is the empty name (`session:`, `key:`), which no real one can be, so those calls share one
+ * partition rather than skip the ledger: a retry without the header still runs the effect once.
  */
 export function scopeName(scope: NormalizedIdempotency['scope'], sessionId: string | null, caller: string | null): string {
   if (scope === 'global') return 'global';
-  if (scope === 'session') return `session:${sessionId ?? ''}`;
-  return `key:${caller ?? ''}`;
+  if (scope === 'session') return `session:${sessionId === null ? '' : ownedSessionId(caller, sessionId)}`;
+  return `${scope}:${caller ?? ''}`;
 }
 
 /** Thrown when a custom key function fails or returns something other than a non-empty string. */

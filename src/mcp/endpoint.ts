@@ -161,7 +161,7 @@ export class McpEndpoint {
     const uri = params?.uri;
     if (typeof uri !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'resources/read needs params.uri (a string)');
     const id = resultIdOf(uri);
-    const kept = id === null || this.#results === null ? null : await this.#results.read(id, env.caller?.id ?? null);
+    const kept = id === null || this.#results === null ? null : await this.#results.read(id, env.caller?.id ?? null, env.caller?.admin);
     if (kept === null) {
       // 2026-07-28 answers an unknown resource as invalid params; the handshake era had its own code.
       const code = env.era === 'stateless' ? ErrorCode.InvalidParams : RESOURCE_NOT_FOUND;

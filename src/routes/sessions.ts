@@ -1,5 +1,5 @@
 /** Session reads and removal (SPEC §6), and the planning tools' system-prompt section. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { NotFound } from '../errors.ts';
 import { problemResponses } from '../schemas.ts';
 import { planningInstructions, STRATEGIES, type PlanningStrategy } from '../sessions/planning/instructions.ts';
@@ -7,10 +7,27 @@ import { readPlan } from '../sessions/planning/plan.ts';
 import { planSchema } from '../sessions/planning/tools.ts';
 import { StagedSession } from '../sessions/staged.ts';
 import type { Store } from '../store/types.ts';
+import { ownedSessions, type SessionStore } from '../store/owned-sessions.ts';
 import { numberedEvents } from '../sessions/events.ts';
 import { SESSION_ID } from '../http/scope.ts';
 
 const MAX_PAGE = 1000;
+
+const ownerQuery = {
+  owner: { type: 'string', minLength: 1, maxLength: 300, description: "admins only: whose session (an API key id or user:<sub>); default the caller's own" },
+};
+
+/**
+ * The sessions the request may see: its caller's own (src/store/owned-sessions.ts); an admin may name
+ * another owner. A non-admin naming someone else finds nothing, as for any session not theirs.
+ */
+function sessionsOf(store: Store, request: FastifyRequest<{ Params: { id: string }; Querystring: { owner?: string } }>): SessionStore {
+  const caller = request.caller;
+  const owner = request.query.owner;
+  if (owner === undefined || caller === null) return ownedSessions(store, caller?.id ?? null);
+  if (!caller.admin && owner !== caller.id) throw new NotFound(`session "${request.params.id}" not found`);
+  return ownedSessions(store, owner);
+}
 
 const sessionParams = {
   type: 'object',
@@ -34,7 +51,7 @@ const eventsPageSchema = {
 };
 
 export async function sessionRoutes(app: FastifyInstance, { store }: { store: Store }): Promise<void> {
-  app.get<{ Params: { id: string } }>(
+  app.get<{ Params: { id: string }; Querystring: { owner?: string } }>(
     '/sessions/:id/plan',
     {
       schema: {
@@ -42,17 +59,18 @@ export async function sessionRoutes(app: FastifyInstance, { store }: { store: St
         operationId: 'getSessionPlan',
         tags: ['sessions'],
         params: sessionParams,
+        querystring: { type: 'object', properties: ownerQuery },
         response: { 200: planSchema, ...problemResponses(400, 404, 503) },
       },
     },
     async (request) => {
-      const plan = await readPlan(new StagedSession(store, request.params.id));
+      const plan = await readPlan(new StagedSession(sessionsOf(store, request), request.params.id));
       if (plan === undefined) throw new NotFound(`session "${request.params.id}" has no plan`);
       return plan;
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { after: number; limit: number } }>(
+  app.get<{ Params: { id: string }; Querystring: { after: number; limit: number; owner?: string } }>(
     '/sessions/:id/events',
     {
       schema: {
@@ -65,6 +83,7 @@ export async function sessionRoutes(app: FastifyInstance, { store }: { store: St
           properties: {
             after: { type: 'integer', minimum: 0, default: 0, description: 'only events with a greater seq' },
             limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 100 },
+            ...ownerQuery,
           },
         },
         response: { 200: eventsPageSchema, ...problemResponses(400, 503) },
@@ -72,14 +91,14 @@ export async function sessionRoutes(app: FastifyInstance, { store }: { store: St
     },
     async (request) => {
       const { after, limit } = request.query;
-      const page = await store.sessionEvents(request.params.id, after, limit);
+      const page = await sessionsOf(store, request).sessionEvents(request.params.id, after, limit);
       const events = numberedEvents(page);
       const last = page.firstSeq + events.length - 1;
       return { session_id: request.params.id, events, total: page.total, next_after: events.length === limit && last < page.total ? last : null };
     },
   );
 
-  app.delete<{ Params: { id: string } }>(
+  app.delete<{ Params: { id: string }; Querystring: { owner?: string } }>(
     '/sessions/:id',
     {
       config: { admin: true },
@@ -88,11 +107,12 @@ export async function sessionRoutes(app: FastifyInstance, { store }: { store: St
         operationId: 'deleteSession',
         tags: ['sessions'],
         params: sessionParams,
+        querystring: { type: 'object', properties: ownerQuery },
         response: { 204: { description: 'removed, or there was nothing to remove', type: 'null' }, ...problemResponses(400, 401, 403, 503) },
       },
     },
     async (request, reply) => {
-      await store.deleteSession(request.params.id);
+      await sessionsOf(store, request).deleteSession(request.params.id);
       return reply.code(204).send();
     },
   );

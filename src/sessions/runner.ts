@@ -4,6 +4,7 @@
  * (optimistic concurrency), else the rest of the pipeline runs again. Calls without a session pass on.
  */
 import type { Metrics } from '../metrics.ts';
+import { ownedSessionId, ownedSessions } from '../store/owned-sessions.ts';
 import type { SessionCommit, Store } from '../store/types.ts';
 import { hashJson } from '../tools/hash.ts';
 import { explain, failure, type InvocationResult } from '../tools/outcome.ts';
@@ -34,8 +35,8 @@ export class StagedSessionRunner implements SessionStage {
   }
 
   /** The session as a handler sees it, staged and never committed (a custom key function's context). */
-  view(sessionId: string): SessionHandle {
-    return new StagedSession(this.#store, sessionId);
+  view(sessionId: string, owner: string | null): SessionHandle {
+    return new StagedSession(ownedSessions(this.#store, owner), sessionId);
   }
 
   run(call: PipelineCall, next: Next): Promise<InvocationResult> {
@@ -59,7 +60,7 @@ export class StagedSessionRunner implements SessionStage {
       }
       scope.log.debug({ tool: tool.name, callId: identity.id, session: sessionId, attempt: attempts + 1 }, 'the session changed under the call: running it again');
       this.#metrics?.sessionConflict(tool.name);
-      result = await this.#retries.run(sessionId, () => this.#attempt(call, sessionId, next));
+      result = await this.#retries.run(ownedSessionId(scope.caller, sessionId), () => this.#attempt(call, sessionId, next));
     }
     return result;
   }
@@ -71,7 +72,7 @@ export class StagedSessionRunner implements SessionStage {
 
   /** One run of the rest on fresh reads, then its commit (null: the session changed). */
   async #attempt(call: PipelineCall, sessionId: string, next: Next): Promise<InvocationResult | null> {
-    const session = new StagedSession(this.#store, sessionId);
+    const session = new StagedSession(ownedSessions(this.#store, call.scope.caller), sessionId);
     call.session = session;
     const result = await next();
     return this.#commit(call, result, session.close());
@@ -100,7 +101,7 @@ export class StagedSessionRunner implements SessionStage {
     const writes = result.success ? staged.writes : NOTHING_STAGED.writes;
     const reads = writes.size > 0 ? staged.reads : NOTHING_STAGED.reads;
     const commit = withSpan('session commit', { 'toolport.session.writes': writes.size }, () =>
-      this.#store.commitSession(sessionId, { reads, writes, event: JSON.stringify(event) }),
+      ownedSessions(this.#store, scope.caller).commitSession(sessionId, { reads, writes, event: JSON.stringify(event) }),
     );
     if (LATE_CODES.has(result.error?.code ?? '')) {
       // Out of time (or caller gone): answer now; the lone event lands when the store answers.

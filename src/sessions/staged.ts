@@ -2,20 +2,22 @@
  * context.session: reads go to the store and remember the version they saw; writes are staged and
  * committed only if the handler succeeds, and only if nothing it read has changed since.
  */
-import type { SessionCommit, Store } from '../store/types.ts';
+import type { SessionStore } from '../store/owned-sessions.ts';
+import type { SessionCommit } from '../store/types.ts';
 import type { SessionHandle } from '../tools/types.ts';
 
 const MAX_KEY_LENGTH = 256;
 
 export class StagedSession implements SessionHandle {
   readonly id: string;
-  readonly #store: Store;
+  /** The sessions of the call's caller (src/store/owned-sessions.ts). */
+  readonly #store: SessionStore;
   /** The version of each key when it was first read from the store. */
   readonly #reads = new Map<string, number>();
   readonly #writes = new Map<string, string | null>();
   #open = true;
 
-  constructor(store: Store, id: string) {
+  constructor(store: SessionStore, id: string) {
     this.id = id;
     this.#store = store;
   }

@@ -49,7 +49,7 @@ export interface NormalizedIdempotency {
   strategy: IdempotencyConfig['strategy'];
   param_keys?: string[];
   ttl_s: number | null;
-  scope: 'session' | 'global' | 'key';
+  scope: 'session' | 'global' | 'key' | 'user';
 }
 
 export interface RegisteredTool {
@@ -316,7 +316,7 @@ function checkIdempotency(
   if (!['auto', 'params', 'custom', 'none'].includes(strategy as string)) {
     fail(source, name, 'idempotency.strategy must be auto, params, custom or none');
   }
-  if (!['session', 'global', 'key'].includes(scope as string)) fail(source, name, 'idempotency.scope must be session, global or key');
+  if (!['session', 'global', 'key', 'user'].includes(scope as string)) fail(source, name, 'idempotency.scope must be session, global, key or user');
   if (ttl_s !== undefined && ttl_s !== null && !(Number.isInteger(ttl_s) && (ttl_s as number) >= 1)) {
     fail(source, name, 'idempotency.ttl_s must be a positive whole number of seconds, or null for never');
   }

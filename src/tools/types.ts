@@ -31,7 +31,8 @@ export interface IdempotencyConfig {
   param_keys?: string[];
   key?: (params: Record<string, unknown>, context: ToolContext) => string;
   ttl_s?: number | null;
-  scope?: 'session' | 'global' | 'key';
+  /** `key` and `user` both partition by the caller: an API key, or a verified user (`user:<sub>`). */
+  scope?: 'session' | 'global' | 'key' | 'user';
 }
 
 export interface ToolAnnotations {
