@@ -18,7 +18,7 @@ import { connectMcp } from '../helpers/mcp-client.ts';
 import { until } from '../helpers/tasks.ts';
 
 const sha = (secret: string) => createHash('sha256').update(secret).digest('hex');
-const SECRETS = { owner: `sk-owner-${randomUUID()}`, other: `sk-other-${randomUUID()}` };
+const SECRETS = { owner: `sk-owner-${randomUUID()}`, other: `sk-other-${randomUUID()}`, ops: `sk-ops-${randomUUID()}` };
 const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
 
 /** 1 MB of numbered lines, so a page read at the wrong offset cannot pass for the right one. */
@@ -47,7 +47,8 @@ async function keysFile(): Promise<string> {
   const file = path.join(dir, 'keys.json');
   const keys = [
     { id: 'owner', key_sha256: sha(SECRETS.owner), tools: ['*'] },
-    { id: 'other', key_sha256: sha(SECRETS.other), tools: ['*'], admin: true },
+    { id: 'other', key_sha256: sha(SECRETS.other), tools: ['*'] },
+    { id: 'ops', key_sha256: sha(SECRETS.ops), tools: ['*'], admin: true },
   ];
   await writeFile(file, JSON.stringify(keys));
   return file;
@@ -83,9 +84,10 @@ describe.each(STORES)('large results (%s store)', (store) => {
     const kept = (await read.json()) as Record<string, any>;
     expect(kept).toMatchObject({ uri: ref.uri, url: ref.url, tool: 'huge_report', call_id: result.id, chars: 1_000_000 });
     expect(kept.content).toBe(HUGE);
-    // Another key (an admin one, even) finds nothing; no key is a 401.
+    // Another key finds nothing, an admin key reads it (every record has an owner, admins see all); no key is a 401.
     const foreign = await fetch(`${base}${ref.url}`, { headers: bearer(SECRETS.other) });
     expect(foreign.status).toBe(404);
+    expect((await fetch(`${base}${ref.url}`, { headers: bearer(SECRETS.ops) })).status).toBe(200);
     expect(foreign.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect((await fetch(`${base}${ref.url}`)).status).toBe(401);
     expect((await fetch(`${base}/results/${randomUUID()}`, { headers: bearer(SECRETS.owner) })).status).toBe(404);
