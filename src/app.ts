@@ -272,7 +272,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   // Hear the other replicas' task signals before answering (bounded: a store that is down answers 503 meanwhile).
   await Promise.race([tasks.listening, new Promise((resolve) => setTimeout(resolve, TASK_SIGNALS_WAIT_MS).unref())]);
-  app.decorate('toolport', { registry, store, dispatcher, config, feed, toolsets });
+  app.decorate('toolport', { registry, store, dispatcher, config, feed, toolsets, tasks });
   provenance.recordAtStart();
 
   // First: it must see every route added after it, and answer 404/405 before auth and body parsing.
@@ -293,7 +293,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(sessionRoutes, { store });
   await app.register(metricsRoutes, { metrics });
   await app.register(ledgerRoutes, { ledger: store.ledger });
-  await app.register(mcpRoutes, { dispatcher, registry, version: VERSION, metrics, tasks, results });
+  await app.register(mcpRoutes, { dispatcher, registry, version: VERSION, metrics, tasks, results, taskInlineMs: config.mcpTaskInlineMs });
   await app.register(callRoutes, { feed });
   await app.register(callerRoutes, { keysRequired: authConfigured });
   await app.register(consoleRoutes);
@@ -305,6 +305,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
 declare module 'fastify' {
   interface FastifyInstance {
-    toolport: { registry: ToolRegistry; store: Store; dispatcher: Dispatcher; config: Config; feed: CallFeed; toolsets: Toolsets };
+    toolport: { registry: ToolRegistry; store: Store; dispatcher: Dispatcher; config: Config; feed: CallFeed; toolsets: Toolsets; tasks: TaskRunner };
   }
 }

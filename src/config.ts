@@ -45,6 +45,8 @@ export interface Config {
   readonly taskMaxAttempts: number;
   /** How many tasks one replica runs at once; the rest wait, queued, for a free slot on any replica. */
   readonly taskConcurrency: number;
+  /** 2026-07-28 MCP clients with the tasks extension: a call not done within this long is answered with a task (0: always). */
+  readonly mcpTaskInlineMs: number;
   /** /readyz answers 503 while an MCP server behind toolport is down (default: it only names it). */
   readonly readyRequiresUpstreams: boolean;
   /** AUTH_ISSUER: the OpenID Connect issuer whose JWT access tokens name users (SPEC §15); null = API keys only. */
@@ -261,6 +263,7 @@ export function loadConfig(env: Env = process.env): Config {
     taskLeaseMs: integer(env, 'TASK_LEASE_MS', 10_000, 100, 3_600_000),
     taskMaxAttempts: integer(env, 'TASK_MAX_ATTEMPTS', 3, 1, 100),
     taskConcurrency: integer(env, 'TASK_CONCURRENCY', 32, 1, 10_000),
+    mcpTaskInlineMs: integer(env, 'MCP_TASK_INLINE_MS', 1000, 0, 60_000),
     readyRequiresUpstreams: flag(env, 'READY_REQUIRES_UPSTREAMS', false),
     secretsKey: secretsKey(env, 'SECRETS_KEY'),
     secretsKeyPrevious: secretsKey(env, 'SECRETS_KEY_PREVIOUS'),

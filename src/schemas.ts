@@ -98,7 +98,7 @@ export const taskSchema = {
   type: 'object',
   properties: {
     task_id: { type: 'string' },
-    status: { type: 'string', enum: ['working', 'completed', 'failed', 'cancelled'] },
+    status: { type: 'string', enum: ['working', 'input_required', 'completed', 'failed', 'cancelled'] },
     tool: { type: 'string', description: "the tool's name (a turn: the names of its calls, comma-separated)" },
     call_id: { type: 'string', description: "the call's id (a turn: the ids of its calls, comma-separated)" },
     created_at: { type: 'string', format: 'date-time' },
@@ -108,6 +108,9 @@ export const taskSchema = {
     progress: { type: ['object', 'null'], properties: { done: { type: 'number' }, total: { type: 'number' } }, required: ['done'] },
     attempts: { type: 'integer', description: 'how many times a replica started running it (at most TASK_MAX_ATTEMPTS)' },
     queued: { type: 'boolean', description: 'working, but waiting for a free slot (TASK_CONCURRENCY) on some replica' },
+    approval: { ...anyJson, description: 'input_required: the approval the task waits for' },
+    authorization: { ...anyJson, description: 'input_required: the authorization (connect link) the task waits for' },
+    input_requests: { type: 'object', additionalProperties: anyJson, description: 'input_required: requests for the MCP client, keyed (answered with tasks/update)' },
     result: { ...anyJson, description: 'once ended with a result: exactly what the synchronous request would have answered' },
     error: { ...taskError, description: 'a task that ended failed or cancelled without a result: why (worker_lost, cancelled, deadline_exceeded…)' },
   },

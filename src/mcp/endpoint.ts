@@ -22,6 +22,7 @@ import type { Caller } from '../callers/keys.ts';
 import type { ToolsetView } from '../toolsets/index.ts';
 import { renderMcpCallToolResult, renderMcpTool } from '../formats/mcp.ts';
 import { TASK_EXECUTION, TASK_METHODS, TASKS_CAPABILITY, type McpTasks } from './tasks.ts';
+import { declaresTasks, EXTENSION_METHODS, TASKS_EXTENSION } from './tasks-extension.ts';
 import { resultIdOf, type ResultResources } from '../store/results.ts';
 import { acceptsUrlElicitation, connectLinkInputRequired } from './elicitation.ts';
 
@@ -41,6 +42,8 @@ export interface RequestEnv {
 
 /** `resources`: large results' whole, read by the URI of their resource_link (none are listed). */
 const CAPABILITIES = { tools: { listChanged: false }, resources: {} };
+/** 2026-07-28 with tasks: the tasks extension besides. */
+const CAPABILITIES_WITH_TASKS = { ...CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };
 /** MCP's "resource not found" error code. */
 const RESOURCE_NOT_FOUND = -32002;
 /** The stateless revision's cache hints: the catalog may differ per caller and per deployment. */
@@ -109,6 +112,7 @@ export class McpEndpoint {
   /** The result of one request; a ProtocolFault thrown here is answered in-band (HTTP 200). */
   async request(message: JsonRpcRequest, env: RequestEnv): Promise<Record<string, unknown>> {
     if (this.#tasks !== null && env.era === 'handshake' && TASK_METHODS.has(message.method)) return this.#tasks.request(message, env.caller);
+    if (this.#tasks !== null && env.era === 'stateless' && EXTENSION_METHODS.has(message.method)) return this.#tasks.extension.request(message, env.caller);
     switch (message.method) {
       case 'tools/call':
         return this.#callTool(message, env);
@@ -128,7 +132,7 @@ export class McpEndpoint {
         return {
           ...(env.era === 'stateless' && { resultType: 'complete' }),
           supportedVersions: SUPPORTED_VERSIONS,
-          capabilities: CAPABILITIES,
+          capabilities: env.era === 'stateless' && this.#tasks !== null ? CAPABILITIES_WITH_TASKS : CAPABILITIES,
           ...CACHE_HINTS,
           _meta: { [META.serverInfo]: this.#serverInfo },
         };
@@ -176,6 +180,8 @@ export class McpEndpoint {
     if (typeof name !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'tools/call needs params.name (a string)');
     const task = message.params?.task;
     if (this.#tasks !== null && env.era === 'handshake' && typeof task === 'object' && task !== null) return this.#tasks.start(name, message.params!.arguments, env.scope());
+    // 2026-07-28: the server decides; a client that declared the extension gets a task when the call is not quick.
+    if (this.#tasks !== null && env.era === 'stateless' && declaresTasks(message.params)) return this.#tasks.extension.call(name, message.params!.arguments, env.scope());
     // This call's own copy: the calls of a batch share the request's scope, and each gets its own
     // cancellation and progress listener.
     const shared = env.scope();

@@ -25,6 +25,8 @@ export interface McpHeaders {
 }
 
 const BASE64_SENTINEL = /^=\?base64\?(.*)\?=$/;
+/** Requests whose Mcp-Name header carries params.taskId (the tasks extension). */
+const TASK_ROUTED = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 
 /** Header values that are not plain ASCII arrive as `=?base64?…?=`. */
 function decodeHeaderValue(value: string): string {
@@ -60,10 +62,11 @@ export function eraOf(message: JsonRpcNotification, isRequest: boolean, headers:
     if (header === undefined) throw mismatch('the MCP-Protocol-Version header is required');
     if (headers.method === undefined) throw mismatch('the Mcp-Method header is required');
     if (headers.method !== message.method) throw mismatch(`Mcp-Method header ${headers.method} disagrees with the body's method ${message.method}`);
-    const name = message.method === 'tools/call' ? message.params?.name : undefined;
+    // tools/call names its tool; the tasks extension's methods name their task (so intermediaries can route them).
+    const name = message.method === 'tools/call' ? message.params?.name : TASK_ROUTED.has(message.method) ? message.params?.taskId : undefined;
     if (typeof name === 'string') {
-      if (headers.name === undefined) throw mismatch('the Mcp-Name header is required for tools/call');
-      if (decodeHeaderValue(headers.name) !== name) throw mismatch("the Mcp-Name header disagrees with the body's tool name");
+      if (headers.name === undefined) throw mismatch(`the Mcp-Name header is required for ${message.method}`);
+      if (decodeHeaderValue(headers.name) !== name) throw mismatch(`the Mcp-Name header disagrees with the body's ${message.method === 'tools/call' ? 'tool name' : 'task id'}`);
     }
   }
   return 'stateless';

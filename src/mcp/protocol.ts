@@ -32,6 +32,8 @@ export const ErrorCode = {
   InternalError: -32603,
   /** 2026-07-28: a standard header disagrees with the body, or is missing. */
   HeaderMismatch: -32020,
+  /** 2026-07-28: the request needs a client capability it did not declare; data names it. */
+  MissingRequiredClientCapability: -32021,
   /** 2026-07-28: the request's protocol version is not one the server speaks; data names the supported ones. */
   UnsupportedProtocolVersion: -32022,
 } as const;

@@ -4,13 +4,12 @@
  * store as /tasks, so a task started over MCP can be read over HTTP and the other way round.
  */
 import type { Caller } from '../callers/keys.ts';
-import { renderMcpCallToolResult } from '../formats/mcp.ts';
 import type { TaskRecord } from '../store/tasks.ts';
 import { TaskRunner } from '../tasks/runner.ts';
 import { mcpTaskOf, taskJobOf, viewOf } from '../tasks/view.ts';
-import type { InvocationResult } from '../tools/outcome.ts';
 import type { InvocationScope } from '../tools/invoke.ts';
 import { ErrorCode, ProtocolFault, type JsonRpcRequest } from './protocol.ts';
+import { callToolResultOf, McpTasksExtension } from './tasks-extension.ts';
 
 /** The `tasks` server capability: tools/call may be task-augmented; tasks can be listed and cancelled. */
 export const TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
@@ -30,20 +29,17 @@ function taskIdOf(message: JsonRpcRequest): string {
   return id;
 }
 
-/** A turn's results as one CallToolResult: every block in call order, an error if any call failed. */
-function callToolResultOf(result: unknown): Record<string, unknown> {
-  if (typeof result === 'object' && result !== null && 'results' in result) {
-    const rendered = (result as { results: InvocationResult[] }).results.map(renderMcpCallToolResult);
-    return { content: rendered.flatMap((r) => r.content), isError: rendered.some((r) => r.isError) };
-  }
-  return { ...renderMcpCallToolResult(result as InvocationResult) };
-}
+/** How long a 2026-07-28 tools/call may take to be answered inline rather than with a task handle. */
+export const DEFAULT_TASK_INLINE_MS = 1000;
 
 export class McpTasks {
   readonly #tasks: TaskRunner;
+  /** The 2026-07-28 extension (io.modelcontextprotocol/tasks) on the same tasks. */
+  readonly extension: McpTasksExtension;
 
-  constructor(tasks: TaskRunner) {
+  constructor(tasks: TaskRunner, inlineMs = DEFAULT_TASK_INLINE_MS) {
     this.#tasks = tasks;
+    this.extension = new McpTasksExtension(tasks, inlineMs);
   }
 
   /** A task-augmented tools/call: the call starts as a task and the answer is its CreateTaskResult. */
@@ -76,8 +72,8 @@ export class McpTasks {
   /** Holds the answer until the task ends, then answers what the tools/call would have. */
   async #result(id: string, caller: Caller | null): Promise<Record<string, unknown>> {
     let record: TaskRecord | null = await this.#visible(id, caller);
-    while (record.status === 'working') {
-      record = await this.#tasks.wait(id, RESULT_WAIT_MS);
+    while (record.status === 'working' || record.status === 'input_required') {
+      record = await this.#tasks.wait(id, RESULT_WAIT_MS, true);
       if (record === null) throw new ProtocolFault(ErrorCode.InvalidParams, `no task ${id.slice(0, 100)}`);
     }
     const view = viewOf(record);
@@ -90,8 +86,9 @@ export class McpTasks {
 
   async #cancel(id: string, caller: Caller | null): Promise<Record<string, unknown>> {
     const record = await this.#visible(id, caller);
-    if (record.status !== 'working' || !(await this.#tasks.cancel(id))) {
-      throw new ProtocolFault(ErrorCode.InvalidParams, `the task has already ended (${record.status === 'working' ? 'just now' : record.status})`);
+    const live = record.status === 'working' || record.status === 'input_required';
+    if (!live || !(await this.#tasks.cancel(id))) {
+      throw new ProtocolFault(ErrorCode.InvalidParams, `the task has already ended (${live ? 'just now' : record.status})`);
     }
     return mcpTaskOf(viewOf((await this.#tasks.get(id)) ?? record));
   }

@@ -120,9 +120,9 @@ const jsonRpcMessageSchema = {
 
 export async function mcpRoutes(
   app: FastifyInstance,
-  options: { dispatcher: Dispatcher; registry: ToolRegistry; version: string; metrics?: Metrics; tasks?: TaskRunner; results?: Pick<ResultResources, 'read'> },
+  options: { dispatcher: Dispatcher; registry: ToolRegistry; version: string; metrics?: Metrics; tasks?: TaskRunner; results?: Pick<ResultResources, 'read'>; taskInlineMs?: number },
 ): Promise<void> {
-  const endpoint = new McpEndpoint(options.dispatcher, options.registry, options.version, options.tasks ? new McpTasks(options.tasks) : null, options.results ?? null);
+  const endpoint = new McpEndpoint(options.dispatcher, options.registry, options.version, options.tasks ? new McpTasks(options.tasks, options.taskInlineMs) : null, options.results ?? null);
 
   // The body is parsed here, not by the app's parser, so that bad JSON answers JSON-RPC -32700.
   app.removeAllContentTypeParsers();

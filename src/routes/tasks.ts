@@ -95,7 +95,7 @@ export async function taskRoutes(app: FastifyInstance, { tasks }: { tasks: TaskR
     },
     async (request) => {
       const record = await visible(request, request.params.id);
-      if (record.status === 'working') await tasks.cancel(record.id);
+      if (record.status === 'working' || record.status === 'input_required') await tasks.cancel(record.id);
       return viewOf((await tasks.get(record.id)) ?? record);
     },
   );

@@ -6,8 +6,9 @@
  * waiting for a free slot, and signals the replicas through a carrier that outlives a dropped connection.
  */
 
-export type TaskStatus = 'working' | 'completed' | 'failed' | 'cancelled';
-export type EndStatus = Exclude<TaskStatus, 'working'>;
+/** `input_required`: held until someone answers (an approval, a client's input); no replica runs it meanwhile. */
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+export type EndStatus = Exclude<TaskStatus, 'working' | 'input_required'>;
 
 export interface TaskRecord {
   readonly id: string;
@@ -26,6 +27,8 @@ export interface TaskRecord {
   readonly attempts: number;
   /** Working, but waiting for a free slot on some replica. */
   readonly queued: boolean;
+  /** JSON of what an `input_required` task waits for (made by the runner), else null. */
+  readonly input: string | null;
 }
 
 export interface NewTask {
@@ -64,8 +67,8 @@ export interface ClaimedTask {
   readonly job: string;
 }
 
-/** ended: the task ended; cancel: a cancel was asked for; queued: a task waits for a free slot. */
-export type TaskSignal = 'ended' | 'cancel' | 'queued';
+/** ended: the task ended; cancel: a cancel was asked for; queued: a task waits for a free slot; input: a task waits for input. */
+export type TaskSignal = 'ended' | 'cancel' | 'queued' | 'input';
 
 /** Whose tasks to list: one owner's, or every task (admin keys). */
 export type TaskListScope = { owner: string | null } | 'all';
@@ -90,9 +93,21 @@ export interface TaskStore {
   finish(id: string, runner: string, status: EndStatus, outcome: string, ttlMs: number): Promise<boolean>;
   /**
    * Marks a working task to be cancelled and signals 'cancel' to every replica; a task still queued
-   * ends `cancelled` at once with `outcome`, kept `ttlMs`. False when it has ended.
+   * or waiting for input ends `cancelled` at once with `outcome`, kept `ttlMs`. False when it has ended.
    */
   requestCancel(id: string, outcome: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Holds a working task of `runner`'s in `input_required` with `input` (JSON), without a runner or a
+   * lease, kept at most `keepMs` while it waits; signals 'input'. False when it was not this runner's.
+   */
+  hold(id: string, runner: string, input: string, keepMs: number): Promise<boolean>;
+  /**
+   * Puts an `input_required` task back in the queue (working, its input cleared), with `job` as its
+   * new job when given; signals 'queued'. False when it was not waiting for input.
+   */
+  resume(id: string, job: string | null): Promise<boolean>;
+  /** The job of a task still working or waiting for input (what a resume starts from), else null. */
+  job(id: string): Promise<string | null>;
   /** The oldest queued task, now `runner`'s under a lease, its attempts counted; null when none waits. */
   claim(runner: string, leaseMs: number): Promise<ClaimedTask | null>;
   /** Ids of working tasks whose lease has lapsed, at most `limit`. */

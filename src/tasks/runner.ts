@@ -18,7 +18,7 @@ import type { InvocationScope } from '../tools/invoke.ts';
 import { ProgressThrottle } from '../tools/progress.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { captureTraceLink, runLinked } from '../tracing/index.ts';
-import { newTaskId, type TaskError, type TaskHead, type TaskJob, type TaskOutcome, type TaskView } from './view.ts';
+import { inputOf, newTaskId, type TaskError, type TaskHead, type TaskInput, type TaskJob, type TaskOutcome, type TaskView } from './view.ts';
 
 export interface TaskRunnerOptions {
   store: TaskStore;
@@ -101,6 +101,7 @@ export class TaskRunner {
     this.listening = options.store.onSignal((signal, id) => {
       if (signal === 'cancel') this.#running.get(id)?.cancellation.cancel(new Error('the task was cancelled'));
       else if (signal === 'queued') void this.#fill();
+      // 'ended' and 'input': the task is no longer working; long-polls answer.
       else for (const wake of this.#waiters.get(id) ?? []) wake();
     });
     this.#sweeper = setInterval(() => void this.#sweep(), Math.max(50, options.leaseMs / 2)).unref();
@@ -154,8 +155,11 @@ export class TaskRunner {
     return this.#o.store.get(id);
   }
 
-  /** The task once it has ended, or as it stands after `waitMs`. */
-  async wait(id: string, waitMs: number): Promise<TaskRecord | null> {
+  /**
+   * The task once it is no longer working (ended, or waiting for input), or as it stands after
+   * `waitMs`; with `ended`, only once it has ended.
+   */
+  async wait(id: string, waitMs: number, ended = false): Promise<TaskRecord | null> {
     const until = Date.now() + waitMs;
     for (;;) {
       // Listen before reading, so an end signalled in between is not missed.
@@ -167,7 +171,8 @@ export class TaskRunner {
         signal.stop();
         throw err;
       }
-      if (record === null || record.status !== 'working' || Date.now() >= until) {
+      const waiting = record !== null && (record.status === 'working' || (ended && record.status === 'input_required'));
+      if (!waiting || Date.now() >= until) {
         signal.stop();
         return record;
       }
@@ -175,7 +180,35 @@ export class TaskRunner {
     }
   }
 
-  /** Asks every replica to cancel the task (the one running it aborts the handler; a queued one ends now); false when it had ended. */
+  /**
+   * Holds a task that runs on this replica in `input_required` with what it waits for: its handler is
+   * aborted and its result dropped; no replica runs it until `resume`. It is kept `waitMs` (default
+   * TASK_TTL_S) plus TASK_TTL_S at most meanwhile. False when the task does not run here.
+   * A run whose result carries `approval`, `authorization` or `input_requests` is held this way by itself.
+   */
+  async hold(id: string, input: TaskInput, waitMs = this.ttlMs): Promise<boolean> {
+    const run = this.#running.get(id);
+    if (run === undefined) return false;
+    run.released = true;
+    run.cancellation.cancel(new Error('the task waits for input'));
+    return this.#o.store.hold(id, this.replica, JSON.stringify(input), waitMs + this.ttlMs);
+  }
+
+  /**
+   * Runs a task held in `input_required` again, on the first free slot of any replica, from any
+   * replica. `inputResponses` (merged into earlier ones) reach the run as `scope.inputResponses`; its
+   * deadline counts from now. False when the task was not waiting for input (a second resume).
+   */
+  async resume(id: string, inputResponses?: Record<string, unknown>): Promise<boolean> {
+    const json = await this.#o.store.job(id);
+    if (json === null) return false;
+    const job = JSON.parse(json) as TaskJob;
+    if (inputResponses !== undefined) job.inputResponses = { ...job.inputResponses, ...inputResponses };
+    job.receivedAt = Date.now();
+    return this.#o.store.resume(id, JSON.stringify(job));
+  }
+
+  /** Asks every replica to cancel the task (the one running it aborts the handler; a queued one, or one waiting for input, ends now); false when it had ended. */
   async cancel(id: string): Promise<boolean> {
     const marked = await this.#o.store.requestCancel(id, CANCELLED, this.ttlMs);
     if (marked) this.#running.get(id)?.cancellation.cancel(new Error('the task was cancelled'));
@@ -299,6 +332,8 @@ export class TaskRunner {
       cancellation: run.cancellation,
       waitsForApproval: true,
       progress: (_callId, done, total) => throttle.report(done, total),
+      taskId: id,
+      ...(job.inputResponses !== undefined && { inputResponses: job.inputResponses }),
     };
     let ending: [EndStatus, TaskOutcome];
     try {
@@ -314,8 +349,20 @@ export class TaskRunner {
       throttle.close();
       this.#running.delete(id);
     }
-    if (!run.released) await this.#finish(id, ending);
+    if (!run.released && !(await this.#held(id, ending))) await this.#finish(id, ending);
     void this.#fill();
+  }
+
+  /** Holds the task when its result says it waits for input (an approval…); true when held. */
+  async #held(id: string, [status, outcome]: [EndStatus, TaskOutcome]): Promise<boolean> {
+    const input = status === 'completed' && 'result' in outcome && typeof outcome.result === 'object' && outcome.result !== null ? inputOf(outcome.result) : null;
+    if (input === null) return false;
+    try {
+      return await this.#o.store.hold(id, this.replica, JSON.stringify(input), this.ttlMs * 2);
+    } catch (err) {
+      this.#o.log.warn({ err, task: id }, 'could not hold a task for input: it ends with the result instead');
+      return false;
+    }
   }
 
   /** Writes how the task ended, retrying a store that does not answer; if it never does, the lease lapses and a sweep decides. */

@@ -3,6 +3,7 @@
  * HTTP task object of SPEC §11 and the MCP `Task` of the 2025-11-25 revision.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { isObject } from '../json.ts';
 import type { TaskRecord, TaskStatus } from '../store/tasks.ts';
 import type { InvocationScope, ToolCall } from '../tools/invoke.ts';
 import type { UserIdentity } from '../tools/types.ts';
@@ -27,6 +28,34 @@ export interface TaskJob {
   requestId: string;
   /** The trace context of the request that created the task, when tracing: its runs are linked to it. */
   trace?: TraceLink;
+  /** Answers given to the task's input requests, for the run after a resume (scope.inputResponses). */
+  inputResponses?: Record<string, unknown>;
+}
+
+/**
+ * What a task in `input_required` waits for: an approval (the approval record's public part), an
+ * authorization (a connect link), and/or `inputRequests` for an MCP client (keyed server-to-client
+ * requests, e.g. `elicitation/create`), answered through `tasks/update`.
+ */
+export interface TaskInput {
+  approval?: unknown;
+  authorization?: unknown;
+  inputRequests?: Record<string, unknown>;
+}
+
+/**
+ * The input a single call's result says it waits for (a failure carrying `approval`,
+ * `authorization` or `input_requests`), or null. A turn's results are answered as they are.
+ */
+export function inputOf(body: object): TaskInput | null {
+  if ('results' in body) return null;
+  const result = body as Record<string, unknown>;
+  if (result.success !== false) return null;
+  const input: TaskInput = {};
+  if (isObject(result.approval)) input.approval = result.approval;
+  if (isObject(result.authorization)) input.authorization = result.authorization;
+  if (isObject(result.input_requests)) input.inputRequests = result.input_requests;
+  return Object.keys(input).length === 0 ? null : input;
 }
 
 /** The job of a request started as a task: calls without an id get one now, so every run answers the same ids. */
@@ -70,6 +99,10 @@ export interface TaskView extends TaskHead {
   attempts: number;
   /** Working, but waiting for a free slot. */
   queued: boolean;
+  /** While `input_required`: what it waits for. */
+  approval?: unknown;
+  authorization?: unknown;
+  input_requests?: Record<string, unknown>;
   result?: unknown;
   error?: TaskError;
 }
@@ -109,6 +142,12 @@ export function viewOf(record: TaskRecord): TaskView {
     queued: record.queued,
   };
   if (record.outcome !== null) Object.assign(view, JSON.parse(record.outcome) as TaskOutcome);
+  if (record.input !== null) {
+    const input = JSON.parse(record.input) as TaskInput;
+    if (input.approval !== undefined) view.approval = input.approval;
+    if (input.authorization !== undefined) view.authorization = input.authorization;
+    if (input.inputRequests !== undefined) view.input_requests = input.inputRequests;
+  }
   return view;
 }
 

@@ -158,7 +158,7 @@ describe('POST /mcp protocol', () => {
       expect(body.result).toEqual({
         resultType: 'complete',
         supportedVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
-        capabilities: { tools: { listChanged: false }, resources: {} },
+        capabilities: { tools: { listChanged: false }, resources: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } },
         ttlMs: 0,
         cacheScope: 'private',
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'toolport', version: expect.any(String) } },

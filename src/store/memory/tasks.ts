@@ -20,14 +20,15 @@ interface Entry {
   progress: string | null;
   outcome: string | null;
   cancel: boolean;
+  input: string | null;
   expiresAt: number;
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
 
 function recordOf(entry: Entry): TaskRecord {
-  const { id, owner, head, status, updatedAt, progress, outcome, attempts } = entry;
-  return { id, owner, head, status, updatedAt, progress, outcome, attempts, queued: status === 'working' && entry.runner === null };
+  const { id, owner, head, status, updatedAt, progress, outcome, attempts, input } = entry;
+  return { id, owner, head, status, updatedAt, progress, outcome, attempts, queued: status === 'working' && entry.runner === null, input };
 }
 
 export class MemoryTaskStore implements TaskStore {
@@ -64,7 +65,7 @@ export class MemoryTaskStore implements TaskStore {
 
   #end(entry: Entry, status: EndStatus, outcome: string, ttlMs: number): void {
     const now = Date.now();
-    Object.assign(entry, { status, outcome, updatedAt: now, expiresAt: now + ttlMs, job: '', runner: null });
+    Object.assign(entry, { status, outcome, updatedAt: now, expiresAt: now + ttlMs, job: '', runner: null, input: null });
     this.#queue.delete(entry.id);
     this.#signal('ended', entry.id);
   }
@@ -92,6 +93,7 @@ export class MemoryTaskStore implements TaskStore {
       progress: null,
       outcome: null,
       cancel: false,
+      input: null,
       expiresAt: now + task.keepMs,
     };
     this.#tasks.set(task.id, entry);
@@ -126,13 +128,37 @@ export class MemoryTaskStore implements TaskStore {
 
   async requestCancel(id: string, outcome: string, ttlMs: number): Promise<boolean> {
     const entry = this.#live(id);
-    if (entry === undefined || entry.status !== 'working') return false;
+    if (entry === undefined || (entry.status !== 'working' && entry.status !== 'input_required')) return false;
     if (entry.runner === null) this.#end(entry, 'cancelled', outcome, ttlMs);
     else {
       entry.cancel = true;
       this.#signal('cancel', id);
     }
     return true;
+  }
+
+  async hold(id: string, runner: string, input: string, keepMs: number): Promise<boolean> {
+    const entry = this.#live(id);
+    if (entry === undefined || entry.status !== 'working' || entry.runner !== runner) return false;
+    const now = Date.now();
+    Object.assign(entry, { status: 'input_required', input, runner: null, lease: Infinity, cancel: false, updatedAt: now, expiresAt: now + keepMs });
+    this.#signal('input', id);
+    return true;
+  }
+
+  async resume(id: string, job: string | null): Promise<boolean> {
+    const entry = this.#live(id);
+    if (entry === undefined || entry.status !== 'input_required') return false;
+    const now = Date.now();
+    Object.assign(entry, { status: 'working', input: null, updatedAt: now, expiresAt: now + entry.keepMs });
+    if (job !== null) entry.job = job;
+    this.#enqueue(entry);
+    return true;
+  }
+
+  async job(id: string): Promise<string | null> {
+    const entry = this.#live(id);
+    return entry === undefined || (entry.status !== 'working' && entry.status !== 'input_required') ? null : entry.job;
   }
 
   async claim(runner: string, leaseMs: number): Promise<ClaimedTask | null> {

@@ -24,6 +24,8 @@ const SCRIPTS: Record<string, [number, string]> = {
   taskFinish: [4, now + end + script('taskFinish')],
   taskCancel: [4, now + end + script('taskCancel')],
   taskClaim: [2, now + script('taskClaim')],
+  taskHold: [3, now + script('taskHold')],
+  taskResume: [3, now + script('taskResume')],
   taskLapsed: [1, now + script('taskLapsed')],
   taskTakeOver: [4, now + end + script('taskTakeOver')],
 };
@@ -38,11 +40,13 @@ type TaskClient = (Redis | Cluster) & {
   taskFinish(...keysAndArgs: [...EndKeys, ...Arg[]]): Promise<number>;
   taskCancel(...keysAndArgs: [...EndKeys, ...Arg[]]): Promise<number>;
   taskClaim(queue: string, leases: string, ...args: Arg[]): Promise<[string, string] | null>;
+  taskHold(task: string, leases: string, signals: string, ...args: Arg[]): Promise<number>;
+  taskResume(task: string, queue: string, signals: string, ...args: Arg[]): Promise<number>;
   taskLapsed(leases: string, limit: number): Promise<string[]>;
   taskTakeOver(...keysAndArgs: [...EndKeys, ...Arg[]]): Promise<TakeOver>;
 };
 
-const FIELDS = ['owner', 'head', 'status', 'updated', 'progress', 'outcome', 'attempts', 'queued'] as const;
+const FIELDS = ['owner', 'head', 'status', 'updated', 'progress', 'outcome', 'attempts', 'queued', 'input'] as const;
 /** How long a listing index lives after its newest task was added (the longest a task can be kept). */
 const INDEX_LIFE_MS = 400 * 86_400_000;
 /** How long one read of the signals stream waits for an entry (under the client's command timeout). */
@@ -118,6 +122,19 @@ export class RedisTaskStore implements TaskStore {
     return (await this.#run(() => this.#client.taskCancel(...this.#endKeys(id), id, outcome, ttlMs))) === 1;
   }
 
+  async hold(id: string, runner: string, input: string, keepMs: number): Promise<boolean> {
+    return (await this.#run(() => this.#client.taskHold(this.#task(id), this.#leases, this.#signals, id, runner, input, keepMs))) === 1;
+  }
+
+  async resume(id: string, job: string | null): Promise<boolean> {
+    return (await this.#run(() => this.#client.taskResume(this.#task(id), this.#queue, this.#signals, id, job ?? ''))) === 1;
+  }
+
+  async job(id: string): Promise<string | null> {
+    const [status, job] = await this.#run(() => this.#client.hmget(this.#task(id), 'status', 'job'));
+    return (status === 'working' || status === 'input_required') && job !== null && job !== undefined ? job : null;
+  }
+
   async claim(runner: string, leaseMs: number): Promise<ClaimedTask | null> {
     const claimed = await this.#run(() => this.#client.taskClaim(this.#queue, this.#leases, runner, leaseMs, this.#task('')));
     return claimed === null ? null : { id: claimed[0], job: claimed[1] };
@@ -186,7 +203,7 @@ export class RedisTaskStore implements TaskStore {
         const message = fields[1] ?? '';
         const colon = message.indexOf(':');
         const signal = message.slice(0, colon);
-        if (signal !== 'ended' && signal !== 'cancel' && signal !== 'queued') continue;
+        if (signal !== 'ended' && signal !== 'cancel' && signal !== 'queued' && signal !== 'input') continue;
         for (const notify of this.#listeners) notify(signal, message.slice(colon + 1));
       }
     }
@@ -199,7 +216,7 @@ export class RedisTaskStore implements TaskStore {
   }
 }
 
-function recordOf(id: string, [owner, head, status, updated, progress, outcome, attempts, queued]: (string | null)[]): TaskRecord | null {
+function recordOf(id: string, [owner, head, status, updated, progress, outcome, attempts, queued, input]: (string | null)[]): TaskRecord | null {
   if (head === null || head === undefined || status === null || status === undefined) return null;
   return {
     id,
@@ -211,5 +228,6 @@ function recordOf(id: string, [owner, head, status, updated, progress, outcome, 
     outcome: outcome ?? null,
     attempts: Number(attempts ?? 0),
     queued: status === 'working' && queued === '1',
+    input: input ?? null,
   };
 }

@@ -53,6 +53,10 @@ export interface InvocationScope {
   waitsForApproval?: boolean;
   /** The request's format (openai, anthropic, mcp…), for traces. Absent = native. */
   format?: string;
+  /** The task this call runs in, when it runs as one (docs/tasks.md). */
+  taskId?: string;
+  /** What was answered to the task's input requests (`tasks/update`, or a resume with answers), keyed as they were. */
+  inputResponses?: Readonly<Record<string, unknown>>;
 }
 
 /** What a handler's context needs beyond the call: made once per pipeline, shared by its calls. */

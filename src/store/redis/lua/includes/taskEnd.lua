@@ -8,7 +8,7 @@ end
 -- kept ttl ms more, and an 'ended' signal. KEYS[1] task hash, KEYS[2] leases, KEYS[3] queue, KEYS[4] signals.
 local function endTask(id, status, outcome, ttlMs)
   redis.call('HSET', KEYS[1], 'status', status, 'outcome', outcome, 'updated', now, 'queued', '0')
-  redis.call('HDEL', KEYS[1], 'job', 'lease')
+  redis.call('HDEL', KEYS[1], 'job', 'lease', 'input')
   redis.call('ZREM', KEYS[2], id)
   redis.call('ZREM', KEYS[3], id)
   redis.call('PEXPIRE', KEYS[1], ttlMs)
