@@ -52,6 +52,8 @@ import type { ToolSources } from './sources/index.ts';
 import { Provenance } from './tools/provenance.ts';
 import { ToolRegistry } from './tools/registry.ts';
 import { Toolsets } from './toolsets/index.ts';
+import { ToolSearch } from './toolsets/search.ts';
+import { searchRoutes } from './routes/search.ts';
 import { toolsetPlugin } from './plugins/toolset.ts';
 import { requestTracingPlugin } from './plugins/tracing.ts';
 import { buildPolicy, type PolicyParts } from './policy/index.ts';
@@ -143,6 +145,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const authConfigured = keys !== null;
   const store = await createStore(config, logger);
   const registry = new ToolRegistry({ maxContentChars: config.maxContentChars });
+  const search = new ToolSearch(registry);
   const results = new ResultResources(store.results, config.resultTtlS);
   const provenance = new Provenance(store, registry, logger);
   let sources: ToolSources | null = null;
@@ -151,7 +154,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const metrics = new Metrics();
   let policy: PolicyParts;
   try {
-    await registerBuiltins(registry, { registry, store, keys, provenance, workspaceRoot: config.workspaceRoot, results, maxContentChars: config.maxContentChars, groups: config.builtins });
+    await registerBuiltins(registry, { registry, store, keys, provenance, workspaceRoot: config.workspaceRoot, results, maxContentChars: config.maxContentChars, groups: config.builtins, search });
     builtins = new Set(registry.list().map((t) => t.name));
     if (options.register) await registry.withSource('app options', () => options.register!(registry));
     await loadPlugins(registry, config.toolPlugins);
@@ -287,6 +290,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }
   await app.register(healthRoutes, { store, upstreams: () => sources?.upstreamStatus() ?? [], readyRequiresUpstreams: config.readyRequiresUpstreams });
   await app.register(toolRoutes, { registry, provenance, toolsets });
+  await app.register(searchRoutes, { search });
   await app.register(provenanceRoutes, { provenance });
   await app.register(invokeRoutes, { dispatcher, tasks });
   await app.register(taskRoutes, { tasks });

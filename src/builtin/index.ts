@@ -11,6 +11,8 @@ import { registerWorkspaceTools } from './workspace/tools.ts';
 import { resultReadTool } from './result-read.ts';
 import type { ResultResources } from '../store/results.ts';
 import type { ToolDefinition } from '../tools/types.ts';
+import type { ToolSearch } from '../toolsets/search.ts';
+import { searchTools } from './search.ts';
 
 export interface BuiltinDeps extends IntrospectDeps {
   workspaceRoot: string | null;
@@ -18,6 +20,8 @@ export interface BuiltinDeps extends IntrospectDeps {
   maxContentChars: number;
   /** The groups to serve (BUILTINS). */
   groups: ReadonlySet<BuiltinGroup>;
+  /** The catalog's search index, for tool_search. */
+  search: ToolSearch;
 }
 
 /** Each group's tools; a group BUILTINS leaves out registers nothing. */
@@ -31,8 +35,7 @@ const GROUPS: Record<BuiltinGroup, (registry: ToolRegistry, deps: BuiltinDeps) =
     const root = await workspaceRoot(deps.workspaceRoot);
     await registry.withSource('built-in workspace tools', () => registerWorkspaceTools(registry, root));
   },
-  // tool_search and tool_invoke (SPEC §16) register here, as `built-in search tools`.
-  search: async () => {},
+  search: (registry, deps) => registry.withSource('built-in search tools', () => searchTools(deps.search).forEach((tool) => registry.registerTool(tool))),
 };
 
 export async function registerBuiltins(registry: ToolRegistry, deps: BuiltinDeps): Promise<void> {

@@ -87,6 +87,8 @@ export interface CallContextInit<Scope = unknown> {
   calls: NestedCalls<Scope>;
   /** Handed back to `calls.nested` with each nested call. */
   scope: Scope;
+  /** What the call's caller may call (its key, its toolset); absent = every tool. */
+  allows?: (toolName: string) => boolean;
   /** Absent or null: progress goes nowhere (no client asked for it). */
   progress?: ProgressListener | null;
   /** The calling user's credentials; absent: none are configured. */
@@ -161,6 +163,11 @@ export class CallContext implements ToolContext {
 
   progress(done: number, total?: number): void {
     this.#init.progress?.(this.callId, done, total);
+  }
+
+  /** Whether this call's caller may call `name` (tool search shows nothing else). */
+  mayCall(name: string): boolean {
+    return this.#init.allows === undefined || this.#init.allows(name);
   }
 
   invoke(name: string, params: Record<string, unknown>): Promise<NestedResult> {

@@ -124,6 +124,23 @@ describe('toolsets', () => {
   });
 });
 
+describe('tool_search and tool_invoke', () => {
+  it('finds only tools of the current toolset, and invokes them through the pipeline', async () => {
+    const found = await post(app, { name: 'tool_search', arguments: { query: 'echo the text back' } }, { 'x-toolset': 'finder' });
+    expect(found.body.success).toBe(true);
+    expect(found.body.value.tools[0]).toMatchObject({ name: 'echo', score: expect.any(Number) });
+    expect(found.body.message).toMatch(/echo: Echo the text back/);
+    const elsewhere = await post(app, { name: 'tool_search', arguments: { query: 'writes many' } }, { 'x-toolset': 'finder' });
+    expect(elsewhere.body.value.tools.map((t: { name: string }) => t.name)).not.toContain('writes_many');
+    const echoed = await post(app, { name: 'tool_invoke', arguments: { name: 'echo', arguments: { text: 'via search' } } }, { 'x-toolset': 'finder' });
+    expect(echoed.body).toMatchObject({ success: true, value: { text: 'via search' } });
+    const invalid = await post(app, { name: 'tool_invoke', arguments: { name: 'echo', arguments: {} } }, { 'x-toolset': 'finder' });
+    expect(invalid.body.error.code).toBe('invalid_arguments');
+    const outside = await post(app, { name: 'tool_invoke', arguments: { name: 'writes_many', arguments: {} } }, { 'x-toolset': 'finder' });
+    expect(outside.body.error.code).toBe('unknown_tool');
+  });
+});
+
 describe('/mcp/{toolset}', () => {
   const rpc = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
     const response = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, payload: JSON.stringify(body) });

@@ -121,6 +121,7 @@ export class PipelineCall {
       log: scope.log,
       calls: this.#environment.calls,
       scope,
+      ...(scope.allows !== undefined && { allows: scope.allows }),
       progress: scope.progress ?? null,
       ...(this.credentials !== undefined && { credentials: this.credentials }),
     });

@@ -1,0 +1,58 @@
+/** GET /tools/search (SPEC §16): the caller's tools ranked for a natural-language query, in any format. */
+import type { FastifyInstance } from 'fastify';
+import { InvalidQuery } from '../errors.ts';
+import { FORMAT_NAMES, formatByName } from '../formats/index.ts';
+import { allowsOf } from '../http/scope.ts';
+import { problemResponses } from '../schemas.ts';
+import { MAX_LIMIT, MAX_QUERY_CHARS, type ToolSearch } from '../toolsets/search.ts';
+
+interface SearchQuery {
+  q?: string;
+  limit?: string;
+  toolset?: string;
+  format?: string;
+}
+
+const DEFAULT_LIMIT = 10;
+
+export async function searchRoutes(app: FastifyInstance, { search }: { search: ToolSearch }): Promise<void> {
+  app.get<{ Querystring: SearchQuery }>(
+    '/tools/search',
+    {
+      schema: {
+        summary: "The caller's tools ranked for a natural-language query (BM25+ over names, descriptions, parameters, source), best first",
+        operationId: 'searchTools',
+        tags: ['discovery'],
+        querystring: {
+          type: 'object',
+          properties: {
+            q: { type: 'string', description: `what the tool should do, 1–${MAX_QUERY_CHARS} characters` },
+            limit: { type: 'string', description: `how many tools at most, 1–${MAX_LIMIT} (default ${DEFAULT_LIMIT})` },
+            toolset: { type: 'string', description: 'search only this toolset; a toolset that does not exist answers 404' },
+            format: { type: 'string', enum: [...FORMAT_NAMES], description: 'the provider whose shape the definitions take (default native)' },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            required: ['tools', 'query'],
+            properties: {
+              tools: { type: 'array', items: { type: 'object', additionalProperties: true, description: "a definition in the format's shape, with its score" } },
+              query: { type: 'string' },
+            },
+          },
+          ...problemResponses(400, 404, 503),
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query.q ?? '';
+      if (q.trim() === '' || q.length > MAX_QUERY_CHARS) throw new InvalidQuery(`q must be 1–${MAX_QUERY_CHARS} characters`);
+      const limit = request.query.limit === undefined ? DEFAULT_LIMIT : Number(request.query.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new InvalidQuery(`limit must be a whole number from 1 to ${MAX_LIMIT}`);
+      const format = formatByName(request.query.format ?? 'native');
+      const hits = search.search(q, limit, allowsOf(request));
+      return { tools: hits.map((h) => ({ ...(format.renderTool(h.tool) as Record<string, unknown>), score: h.score })), query: q };
+    },
+  );
+}

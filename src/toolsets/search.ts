@@ -1,0 +1,102 @@
+/**
+ * Tool search (SPEC §16): the catalog indexed with MiniSearch (BM25+) over each tool's name,
+ * description, parameter names and descriptions, source, and its source's own words for it (an
+ * OpenAPI operation's tags and summary), every word stemmed (Porter). The index is built on the
+ * first search after the catalog changes; a search filters by what the caller may call.
+ */
+import MiniSearch from 'minisearch';
+import { stemmer } from 'stemmer';
+import { isObject } from '../json.ts';
+import type { RegisteredTool, ToolRegistry } from '../tools/registry.ts';
+import { SEARCH_TOOLS } from './index.ts';
+
+export const MAX_QUERY_CHARS = 500;
+export const MAX_LIMIT = 50;
+
+interface IndexedTool {
+  id: string;
+  name: string;
+  words: string;
+  description: string;
+  parameters: string;
+  source: string;
+}
+
+export interface SearchHit {
+  tool: RegisteredTool;
+  score: number;
+}
+
+/** Words of identifiers too: `repos_list-for-org` → `repos list for org`, `pullNumber` → `pull Number`. */
+function words(text: string): string {
+  return text.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[_\-/.{}]+/g, ' ');
+}
+
+function parameterText(tool: RegisteredTool): string {
+  const properties = tool.parameters.properties;
+  if (!isObject(properties)) return '';
+  return Object.entries(properties)
+    .map(([name, schema]) => `${words(name)} ${isObject(schema) && typeof schema.description === 'string' ? schema.description.slice(0, 300) : ''}`)
+    .join(' ');
+}
+
+function documentOf(tool: RegisteredTool): IndexedTool {
+  return {
+    id: tool.name,
+    name: words(tool.name),
+    words: tool.hints === null ? '' : tool.hints.words.map(words).join(' '),
+    description: tool.description,
+    parameters: parameterText(tool),
+    source: tool.hints?.source ?? '',
+  };
+}
+
+const STOP_WORDS = new Set(['a', 'an', 'the', 'of', 'for', 'to', 'in', 'on', 'and', 'or', 'i', 'me', 'my', 'with', 'by', 'is', 'it', 'do', 'how', 'what', 'all', 'this', 'that', 'from', 'be', 'can', 'want', 'need']);
+
+function processTerm(term: string): string | null {
+  const lower = term.toLowerCase();
+  return STOP_WORDS.has(lower) ? null : stemmer(lower);
+}
+
+export class ToolSearch {
+  readonly #registry: ToolRegistry;
+  #index: MiniSearch<IndexedTool> | null = null;
+  #version = -1;
+
+  constructor(registry: ToolRegistry) {
+    this.#registry = registry;
+  }
+
+  /** The best `limit` tools for the query among those `allows` lets through, best first. */
+  search(query: string, limit: number, allows: ((tool: string) => boolean) | undefined): SearchHit[] {
+    const index = this.#current();
+    const results = index.search(query, {
+      filter: (result) => !SEARCH_TOOLS.includes(result.id as string) && (allows === undefined || allows(result.id as string)),
+    });
+    const hits: SearchHit[] = [];
+    for (const result of results) {
+      const tool = this.#registry.get(result.id as string);
+      if (tool !== undefined) hits.push({ tool, score: Math.round(result.score * 1000) / 1000 });
+      if (hits.length === limit) break;
+    }
+    return hits;
+  }
+
+  #current(): MiniSearch<IndexedTool> {
+    if (this.#index !== null && this.#version === this.#registry.version) return this.#index;
+    const index = new MiniSearch<IndexedTool>({
+      fields: ['name', 'words', 'description', 'parameters', 'source'],
+      processTerm,
+      searchOptions: {
+        boost: { name: 3, words: 2, description: 1.5, parameters: 0.5, source: 1 },
+        prefix: (term) => term.length > 3,
+        fuzzy: (term) => (term.length > 5 ? 0.15 : false),
+        combineWith: 'OR',
+      },
+    });
+    index.addAll(this.#registry.list().map(documentOf));
+    this.#index = index;
+    this.#version = this.#registry.version;
+    return index;
+  }
+}

@@ -1,0 +1,38 @@
+/** Natural-language requests and the GitHub REST operation (as a `github_` tool) that answers each: the search quality set. */
+export const GITHUB_QUERIES: readonly (readonly [string, string])[] = [
+  ['create an issue in a repository', 'issues/create'],
+  ['list the open pull requests of a repo', 'pulls/list'],
+  ['merge a pull request', 'pulls/merge'],
+  ['star a repository', 'activity/star-repo-for-authenticated-user'],
+  ['read the contents of a file in a repository', 'repos/get-content'],
+  ['create a new repository for me', 'repos/create-for-authenticated-user'],
+  ['fork a repository', 'repos/create-fork'],
+  ['list the commits of a repository', 'repos/list-commits'],
+  ['publish a release', 'repos/create-release'],
+  ['delete a repository', 'repos/delete'],
+  ['add labels to an issue', 'issues/add-labels'],
+  ['comment on an issue', 'issues/create-comment'],
+  ['list workflow runs of a repository', 'actions/list-workflow-runs-for-repo'],
+  ['create a gist', 'gists/create'],
+  ['search code', 'search/code'],
+  ['search for repositories', 'search/repos'],
+  ['who am I: the signed-in user', 'users/get-authenticated'],
+  ['list the branches of a repository', 'repos/list-branches'],
+  ['create a webhook for a repository', 'repos/create-webhook'],
+  ['ask someone to review a pull request', 'pulls/request-reviewers'],
+  ['list the members of an organization', 'orgs/list-members'],
+  ['render markdown as HTML', 'markdown/render'],
+  ['get a user by username', 'users/get-by-username'],
+  ['list repository collaborators', 'repos/list-collaborators'],
+  ['create a git reference for a new branch', 'git/create-ref'],
+  ['create a milestone', 'issues/create-milestone'],
+  ['list the tags of a repository', 'repos/list-tags'],
+  ['set an Actions secret in a repository', 'actions/create-or-update-repo-secret'],
+  ['follow a user', 'users/follow'],
+  ['list my notifications', 'activity/list-notifications-for-authenticated-user'],
+  ['check my API rate limit', 'rate-limit/get'],
+  ['update a pull request title', 'pulls/update'],
+];
+
+/** The tool a source named `source` makes of an operationId. */
+export const toolOf = (source: string, operationId: string) => `${source}_${operationId.toLowerCase().replace(/[^a-z0-9_-]/g, '_')}`;
