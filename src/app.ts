@@ -19,6 +19,7 @@ import { openApiPlugin } from './plugins/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invokeRoutes } from './routes/invoke.ts';
 import { mcpRoutes } from './routes/mcp.ts';
+import { McpApprovals } from './mcp/approval.ts';
 import { resultRoutes } from './routes/results.ts';
 import { ResultResources } from './store/results.ts';
 import { provenanceRoutes } from './routes/provenance.ts';
@@ -297,7 +298,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(sessionRoutes, { store });
   await app.register(metricsRoutes, { metrics });
   await app.register(ledgerRoutes, { ledger: store.ledger });
-  await app.register(mcpRoutes, { dispatcher, registry, version: VERSION, metrics, tasks, results, taskInlineMs: config.mcpTaskInlineMs });
+  await app.register(mcpRoutes, { dispatcher, registry, version: VERSION, metrics, tasks, results, taskInlineMs: config.mcpTaskInlineMs, approvals: new McpApprovals(policy.approvals) });
   await app.register(callRoutes, { feed });
   await app.register(callerRoutes, { keysRequired: authConfigured });
   await app.register(consoleRoutes);

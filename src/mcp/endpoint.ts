@@ -25,6 +25,7 @@ import { TASK_EXECUTION, TASK_METHODS, TASKS_CAPABILITY, type McpTasks } from '.
 import { declaresTasks, EXTENSION_METHODS, TASKS_EXTENSION } from './tasks-extension.ts';
 import { resultIdOf, type ResultResources } from '../store/results.ts';
 import { acceptsUrlElicitation, connectLinkInputRequired } from './elicitation.ts';
+import type { McpApprovals } from './approval.ts';
 
 export interface RequestEnv {
   era: Era;
@@ -82,7 +83,11 @@ export class McpEndpoint {
   /** MCP tasks (2025-11-25), served in the handshake era. */
   readonly #tasks: McpTasks | null;
 
-  constructor(dispatcher: Dispatcher, registry: ToolRegistry, version: string, tasks: McpTasks | null = null, results: Pick<ResultResources, 'read'> | null = null) {
+  /** Approvals asked of the person at a 2026-07-28 client (input_required); null: the error text names them. */
+  readonly #approvals: McpApprovals | null;
+
+  constructor(dispatcher: Dispatcher, registry: ToolRegistry, version: string, tasks: McpTasks | null = null, results: Pick<ResultResources, 'read'> | null = null, approvals: McpApprovals | null = null) {
+    this.#approvals = approvals;
     this.#results = results;
     this.#dispatcher = dispatcher;
     this.#serverInfo = { name: 'toolport', version };
@@ -196,8 +201,13 @@ export class McpEndpoint {
     try {
       // An argument that is not an object is a wrong value (invalid_arguments), never JSON text to parse.
       const args = message.params!.arguments;
+      if (this.#approvals !== null && env.era === 'stateless') await this.#approvals.resume(message, name, scope.caller);
       const result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, scope);
       if (result.authorization !== undefined && env.era === 'stateless' && acceptsUrlElicitation(message)) return connectLinkInputRequired({ ...result, authorization: result.authorization });
+      if (this.#approvals !== null && env.era === 'stateless') {
+        const asked = await this.#approvals.ask(message, result, scope.caller);
+        if (asked !== null) return asked;
+      }
       const rendered: Record<string, unknown> = { ...renderMcpCallToolResult(result) };
       return env.era === 'stateless' ? { resultType: 'complete', ...rendered } : rendered;
     } finally {

@@ -177,6 +177,11 @@ export class Approvals {
     return Promise.all(records.map((record) => this.settle(record)));
   }
 
+  /** The key that seals MCP request states, the same on every replica. */
+  sharedSecret(): Promise<string> {
+    return this.#store.sharedSecret();
+  }
+
   /** True the first time a sealed request state is used. */
   useOnce(token: string, ttlMs: number): Promise<boolean> {
     return this.#store.useOnce(token, ttlMs);

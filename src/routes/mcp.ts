@@ -8,6 +8,7 @@
  * sessions": a session's plan outlives the connection (gateways open one per call) and expires
  * SESSION_TTL_S after its last write.
  */
+import type { McpApprovals } from '../mcp/approval.ts';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { JsonInputError, parseJson } from '../json.ts';
@@ -120,9 +121,9 @@ const jsonRpcMessageSchema = {
 
 export async function mcpRoutes(
   app: FastifyInstance,
-  options: { dispatcher: Dispatcher; registry: ToolRegistry; version: string; metrics?: Metrics; tasks?: TaskRunner; results?: Pick<ResultResources, 'read'>; taskInlineMs?: number },
+  options: { dispatcher: Dispatcher; registry: ToolRegistry; version: string; metrics?: Metrics; tasks?: TaskRunner; results?: Pick<ResultResources, 'read'>; taskInlineMs?: number; approvals?: McpApprovals },
 ): Promise<void> {
-  const endpoint = new McpEndpoint(options.dispatcher, options.registry, options.version, options.tasks ? new McpTasks(options.tasks, options.taskInlineMs) : null, options.results ?? null);
+  const endpoint = new McpEndpoint(options.dispatcher, options.registry, options.version, options.tasks ? new McpTasks(options.tasks, options.taskInlineMs) : null, options.results ?? null, options.approvals ?? null);
 
   // The body is parsed here, not by the app's parser, so that bad JSON answers JSON-RPC -32700.
   app.removeAllContentTypeParsers();

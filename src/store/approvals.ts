@@ -48,4 +48,6 @@ export interface ApprovalStore {
   recent(limit: number): Promise<string[]>;
   /** True the first time `token` is used within `ttlMs` (a sealed MCP request state); false after. */
   useOnce(token: string, ttlMs: number): Promise<boolean>;
+  /** One random secret shared by every replica (made by the first that asks): the key that seals MCP request states. */
+  sharedSecret(): Promise<string>;
 }

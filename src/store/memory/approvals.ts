@@ -1,4 +1,5 @@
 /** Approvals in this process: Maps whose entries expire on access and on the store's sweep. */
+import { randomBytes } from 'node:crypto';
 import type { ApprovalStatus, ApprovalStore, ExpiryGuard, MoveOutcome, NewApproval } from '../approvals.ts';
 
 interface Entry {
@@ -88,6 +89,12 @@ export class MemoryApprovals implements ApprovalStore {
     if (until !== undefined && until > now) return false;
     this.#tokens.set(token, now + ttlMs);
     return true;
+  }
+
+  readonly #secret = randomBytes(32).toString('hex');
+
+  async sharedSecret(): Promise<string> {
+    return this.#secret;
   }
 
   /** Drops what has lapsed (the store's periodic sweep). */

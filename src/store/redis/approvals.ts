@@ -4,6 +4,7 @@
  * hash tag `{approvals}` (approvals wait for people: few next to calls, one slot holds them). Every
  * change of status is a compare-and-set in Lua (lua/approval*.lua), timed by the store's own clock.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Cluster, Redis } from 'ioredis';
 import type { ApprovalStatus, ApprovalStore, ExpiryGuard, MoveOutcome, NewApproval } from '../approvals.ts';
@@ -86,6 +87,12 @@ export class RedisApprovals implements ApprovalStore {
     const gone = ids.filter((_, i) => records[i] == null);
     if (gone.length > 0) await this.#run(() => this.#client.zrem(index, ...gone));
     return records.filter((json): json is string => json != null);
+  }
+
+  async sharedSecret(): Promise<string> {
+    const key = `${this.#prefix}secret`;
+    await this.#run(() => this.#client.set(key, randomBytes(32).toString('hex'), 'NX'));
+    return (await this.#run(() => this.#client.get(key)))!;
   }
 
   async useOnce(token: string, ttlMs: number): Promise<boolean> {
