@@ -4,7 +4,8 @@
  * / `${credential.<name>}` of http, openapi and mcp entries, which must name one of them.
  */
 import { CREDENTIAL_NAME, referencedCredentials, type CredentialDefinition, type CredentialDefinitions } from '../credentials/definitions.ts';
-import { EntryReader, isObject, type JsonObject } from './entry.ts';
+import { isObject } from '../json.ts';
+import { EntryReader, type JsonObject } from './entry.ts';
 import { endpointOf } from './upstream/endpoint.ts';
 
 const OAUTH2_KEYS = ['type', 'authorize_url', 'token_url', 'client_id', 'client_secret', 'scopes', 'issuer'];

@@ -2,6 +2,7 @@
  * Reading one entry of TOOLS_FILE with one clear line per problem: every error names the file,
  * the entry (`http[2] "weather_now"`) and the field. Each source kind reads its entries with this.
  */
+import { isObject } from '../json.ts';
 
 /** A bad tools file: the message is the one line the process prints before it stops. */
 export class ToolsFileError extends Error {
@@ -9,10 +10,6 @@ export class ToolsFileError extends Error {
 }
 
 export type JsonObject = Record<string, unknown>;
-
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** One entry of a section, after `${VAR}` expansion. */
 export interface RawEntry {

@@ -4,7 +4,8 @@
  * registry checks their values as for any plugin's tool.
  */
 import type { IdempotencyConfig, ToolAnnotations } from '../tools/types.ts';
-import { isObject, type EntryReader, type JsonObject } from './entry.ts';
+import { isObject } from '../json.ts';
+import type { EntryReader, JsonObject } from './entry.ts';
 
 export interface ToolOptions {
   idempotency?: IdempotencyConfig;

@@ -6,7 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { ToolsFileError, isObject, type JsonObject, type RawEntry } from './entry.ts';
+import { isObject } from '../json.ts';
+import { ToolsFileError, type JsonObject, type RawEntry } from './entry.ts';
 import { expandVariables, variableFailure } from './variables.ts';
 
 export const SECTIONS = ['plugins', 'http', 'openapi', 'mcp', 'credentials', 'policy', 'toolsets'] as const;

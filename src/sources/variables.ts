@@ -6,7 +6,8 @@
  * `${credential.<name>}` is left as it is: the calling user's credential fills it at each call.
  */
 import { ConfigError, secretText } from '../config.ts';
-import { ToolsFileError, isObject } from './entry.ts';
+import { isObject } from '../json.ts';
+import { ToolsFileError } from './entry.ts';
 
 const VARIABLE = /\$(\$?)\{([^}]*)\}/g;
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

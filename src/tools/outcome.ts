@@ -1,9 +1,7 @@
 /** The result of one call as every format reports it, and the tool-level failures (SPEC §3). */
 import type { ResultRef } from '../store/results.ts';
-import type { RegisteredTool } from './registry.ts';
 import type { Attachment } from './types.ts';
 import { renderContent, withAttachmentsNamed } from './render.ts';
-import { violations } from './schema.ts';
 
 export type ErrorCode =
   | 'unknown_tool'
@@ -83,9 +81,6 @@ export interface CallIdentity {
   startedAt: number;
 }
 
-const MAX_NAMES_LISTED = 50;
-const MAX_SCHEMA_CHARS = 4000;
-
 export function elapsedMs(startedAt: number): number {
   return Math.round((performance.now() - startedAt) * 1000) / 1000;
 }
@@ -134,68 +129,6 @@ export function invocationResult(call: CallIdentity, parts: ResultParts, maxChar
 
 export function failure(call: CallIdentity, code: ErrorCode, message: string, detail: string, maxChars: number): InvocationResult {
   return invocationResult(call, { success: false, message, value: null, excludeValue: false, valueJson: null, error: { code, detail }, toolHash: call.toolHash }, maxChars);
-}
-
-/** Guidance for each failure, worded for the model that made the call. */
-export const explain = {
-  unknownTool(name: string, available: readonly string[]): [string, string] {
-    const shown = available.slice(0, MAX_NAMES_LISTED).join(', ');
-    const more = available.length > MAX_NAMES_LISTED ? ` and ${available.length - MAX_NAMES_LISTED} more` : '';
-    const list = available.length === 0 ? 'No tools are available.' : `Tools you can call: ${shown}${more}.`;
-    const printable = name.length > 64 ? `${name.slice(0, 64)}…` : name;
-    return [`Unknown tool "${printable}". ${list}`, `no tool named "${printable}"`];
-  },
-  notJson(tool: RegisteredTool, reason: string): [string, string] {
-    return [
-      `The arguments for tool "${tool.name}" are not valid JSON (${reason}). Send a JSON object.\nExpected arguments (JSON Schema): ${schemaText(tool)}`,
-      `arguments are not valid JSON: ${reason}`,
-    ];
-  },
-  invalid(tool: RegisteredTool): [string, string] {
-    const lines = violations(tool.validateParams.errors);
-    return [
-      `Invalid arguments for tool "${tool.name}":\n${lines.map((l) => `- ${l}`).join('\n')}\nExpected arguments (JSON Schema): ${schemaText(tool)}`,
-      lines.join('; '),
-    ];
-  },
-  handlerError(tool: RegisteredTool, reason: string): [string, string] {
-    return [
-      `Tool "${tool.name}" failed: ${reason}. Check the arguments and try again, or take another approach.`,
-      reason,
-    ];
-  },
-  deadline(tool: RegisteredTool, budgetMs: number): [string, string] {
-    return [
-      `Tool "${tool.name}" did not finish within its time limit of ${budgetMs} ms and was stopped. Try again later or with a smaller request.`,
-      `no result within ${budgetMs} ms`,
-    ];
-  },
-  resultInvalid(tool: RegisteredTool, reason: string): [string, string] {
-    return [
-      `Tool "${tool.name}" misbehaved: it produced a result that breaks its own contract. This is not caused by your arguments; do not rely on this tool for now.`,
-      reason,
-    ];
-  },
-  sessionContended(tool: RegisteredTool, attempts: number): [string, string] {
-    return [
-      `Tool "${tool.name}" could not save its change: other calls kept changing the same session state (${attempts} attempts). Nothing was changed; try the call again.`,
-      `session write conflicted ${attempts} times`,
-    ];
-  },
-  stalled(tool: RegisteredTool, heartbeatMs: number): [string, string] {
-    return [
-      `Tool "${tool.name}" stopped making progress (no sign of life for ${heartbeatMs} ms) and was stopped. Try again later.`,
-      `no heartbeat within ${heartbeatMs} ms: aborted as stuck`,
-    ];
-  },
-  cancelled(tool: RegisteredTool): [string, string] {
-    return [`The call to tool "${tool.name}" was cancelled by the caller.`, 'cancelled by the caller'];
-  },
-};
-
-function schemaText(tool: RegisteredTool): string {
-  const text = JSON.stringify(tool.parameters);
-  return text.length > MAX_SCHEMA_CHARS ? `${text.slice(0, MAX_SCHEMA_CHARS)}…` : text;
 }
 
 /** A thrown value as text, whatever was thrown (a non-Error, or an object whose toString throws). */

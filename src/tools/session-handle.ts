@@ -14,7 +14,6 @@
  * also tells the model to pass it.
  */
 import { randomUUID } from 'node:crypto';
-import type { CheckedResult } from './result.ts';
 import type { JsonSchema, ToolDefinition } from './types.ts';
 
 export const SESSION_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
@@ -58,13 +57,4 @@ export function chooseSession(sessionId: string | null, source: SessionSource | 
   if (typeof given === 'string') return { id: given, announce: false };
   // A client with a session (Mcp-Session-Id) keeps it by itself: the id alone, no advice.
   return sessionId === null ? { id: randomUUID(), announce: 'hint' } : { id: sessionId, announce: 'id' };
-}
-
-/** Tells the model its session id in `value.session_id`, and with `hint` in `message` too (SPEC §6). */
-export function announceSession(result: CheckedResult, id: string, hint: boolean): CheckedResult {
-  const value = result.value;
-  const message = hint ? `${result.message} Session "${id}" holds your plan: pass "session_id": "${id}" in your later planning and introspect_session calls to keep using it.` : result.message;
-  if (value !== null && (typeof value !== 'object' || Array.isArray(value))) return { ...result, message };
-  const announced = { ...(value as Record<string, unknown> | null), session_id: id };
-  return { ...result, message, value: announced, valueJson: JSON.stringify(announced) };
 }

@@ -5,16 +5,11 @@
  * trace pays one null check per helper call. Any folder may import this module.
  */
 import type { TracingRuntime } from './runtime.ts';
+import type { SpanAttributes, TraceLink } from './types.ts';
 
 export type { CallTracer, RequestTracer } from './runtime.ts';
+export type { SpanAttributes, TraceLink } from './types.ts';
 
-/** A request's trace context as plain JSON (W3C Trace Context), to be stored with a task and linked when it runs. */
-export interface TraceLink {
-  traceparent: string;
-  tracestate?: string;
-}
-
-export type SpanAttributes = Record<string, string | number | boolean>;
 
 /** The process's tracing, once started (OpenTelemetry's providers are process-wide). */
 let runtime: TracingRuntime | null = null;

@@ -5,7 +5,7 @@
  * Loaded only when tracing is on (see ./index.ts).
  */
 import { context, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Link, type Span } from '@opentelemetry/api';
-import type { SpanAttributes, TraceLink } from './index.ts';
+import type { SpanAttributes, TraceLink } from './types.ts';
 import type { RunningSdk } from './sdk.ts';
 
 /** What a call span reads of the dispatcher's call and result (structural: tracing imports nothing of tools/). */

@@ -66,6 +66,37 @@ function arrowsUp(arrows: readonly Arrow[]): string[] {
     .map(({ from, to }) => `src/${from} -> src/${to}`);
 }
 
+/** The import circles among `arrows` (type-only imports count: a reader follows them too), each as its files, sorted. */
+function circles(arrows: readonly Arrow[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of arrows) next.set(from, [...(next.get(from) ?? []), to]);
+  // Tarjan's strongly connected components; a component of two files or more is a circle.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    for (const to of next.get(file) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(file, Math.min(low.get(file)!, low.get(to)!));
+      } else if (stack.includes(to)) low.set(file, Math.min(low.get(file)!, index.get(to)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    for (let top = stack.pop()!; ; top = stack.pop()!) {
+      component.push(top);
+      if (top === file) break;
+    }
+    if (component.length > 1 || next.get(file)?.includes(file)) found.push(component.sort());
+  };
+  for (const file of next.keys()) if (!index.has(file)) visit(file);
+  return found;
+}
+
 const arrows = sourceFiles(SRC).flatMap(importsOf);
 
 describe('the import graph of src/', () => {
@@ -81,6 +112,20 @@ describe('the import graph of src/', () => {
 
   it('has no arrow that runs back up or sideways between layers', () => {
     expect(arrowsUp(arrows)).toEqual([]);
+  });
+
+  it('has no import circles between files', () => {
+    expect(circles(arrows)).toEqual([]);
+  });
+
+  it('finds a circle (the check can fail)', () => {
+    const circle = [
+      { from: 'tools/a.ts', to: 'tools/b.ts' },
+      { from: 'tools/b.ts', to: 'tools/c.ts' },
+      { from: 'tools/c.ts', to: 'tools/a.ts' },
+      { from: 'tools/c.ts', to: 'json.ts' },
+    ];
+    expect(circles(circle)).toEqual([['tools/a.ts', 'tools/b.ts', 'tools/c.ts']]);
   });
 
   it('keeps tools/ free of the ledger and the sessions: it reaches them only through its seams', () => {

@@ -7,11 +7,11 @@ import type { ResultRef, ResultResources } from '../../store/results.ts';
 import { StoreUnavailableError } from '../../store/types.ts';
 import type { CallContext } from '../context.ts';
 import { AuthorizationRequired, ToolFailure } from '../failure.ts';
-import { authorizationRequired, explain, failure, invocationResult, reasonOf, type InvocationResult, type ResultParts } from '../outcome.ts';
+import { explain } from '../explain.ts';
+import { authorizationRequired, failure, invocationResult, reasonOf, type InvocationResult, type ResultParts } from '../outcome.ts';
 import { settle } from '../race.ts';
 import { joinContent, withAttachmentsNamed } from '../render.ts';
-import { checkResult } from '../result.ts';
-import { announceSession } from '../session-handle.ts';
+import { announceSession, checkResult } from '../result.ts';
 import type { PipelineCall } from './call.ts';
 import type { Stage } from './stage.ts';
 

@@ -1,5 +1,6 @@
 /** lookup: the tool of that name, if the caller may call it; anything else is an unknown tool. */
-import { explain, failure } from '../outcome.ts';
+import { explain } from '../explain.ts';
+import { failure } from '../outcome.ts';
 import type { ToolRegistry } from '../registry.ts';
 import type { Stage } from './stage.ts';
 

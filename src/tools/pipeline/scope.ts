@@ -3,7 +3,8 @@
  * session built-in, the session it runs in (src/tools/session-handle.ts); a call already out of
  * time ends here, and a session call ends with a 503 when the store is known to be down.
  */
-import { explain, failure } from '../outcome.ts';
+import { explain } from '../explain.ts';
+import { failure } from '../outcome.ts';
 import { chooseSession } from '../session-handle.ts';
 import type { Stage } from './stage.ts';
 

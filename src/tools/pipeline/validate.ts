@@ -1,6 +1,7 @@
 /** validate: the arguments parsed (when JSON text) and checked against the tool's schema, then frozen. */
 import { deepFreeze } from '../../json.ts';
-import { explain, failure, reasonOf } from '../outcome.ts';
+import { explain } from '../explain.ts';
+import { failure, reasonOf } from '../outcome.ts';
 import { parseArguments } from '../result.ts';
 import type { Stage } from './stage.ts';
 
