@@ -5,8 +5,7 @@
  * but calling one answers insufficient_scope naming the scope, so an OAuth client can step up.
  */
 import picomatch from 'picomatch';
-import type { Caller } from './keys.ts';
-import type { Principal } from './principal.ts';
+import type { Caller, Principal } from './principal.ts';
 
 export interface AccessRule {
   groups?: string[];

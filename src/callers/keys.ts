@@ -10,37 +10,10 @@ import { Ajv } from 'ajv';
 import picomatch from 'picomatch';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../config.ts';
-import { keyPrincipal, type Principal } from './principal.ts';
+import { keyPrincipal, type Caller, type Principal, type UserIdentity } from './principal.ts';
 import { AccessRules, accessRuleSchema, scopesOf, type AccessRule } from './access.ts';
 
-export type { Principal };
-
-/** A verified user as handlers see it (`context.user`): the token's subject, groups and claims. */
-export interface UserIdentity {
-  readonly id: string;
-  readonly groups: readonly string[];
-  readonly claims: Readonly<Record<string, unknown>>;
-}
-
-/** Who is calling: the key's or user's id and what it may do. */
-export interface Caller {
-  readonly id: string;
-  /** Callers with the same key see the same tools (a key's id; a user's groups). */
-  readonly catalogKey: string;
-  readonly admin: boolean;
-  readonly ratePerMin: number | null;
-  /** The toolsets an API key is bound to; null or absent = not bound (every toolset). */
-  readonly toolsets?: readonly string[] | null;
-  readonly principal: Principal;
-  /** The verified user; null for an API key. */
-  readonly user: UserIdentity | null;
-  /** Whether this caller may see the tool (and call it, unless a scope is missing). */
-  allows(toolName: string): boolean;
-  /** The scope the caller's token lacks to call a tool it sees; null when nothing is missing. */
-  missingScope(toolName: string): string | null;
-  /** Whether this caller may call the tool: it sees it and lacks no scope for it. */
-  mayCall(toolName: string): boolean;
-}
+export type { Caller, Principal, UserIdentity };
 
 /** Whether a tool is a member of a toolset: told by the catalog once it is loaded. */
 export type ToolsetMembership = (toolset: string, tool: string) => boolean;
