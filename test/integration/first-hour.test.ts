@@ -36,3 +36,16 @@ describe('the OpenAPI document', () => {
     }
   });
 });
+
+describe('README', () => {
+  it('holds on its first screen what toolport is, the two commands and one call; names every prerequisite of npm test', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const firstScreen = readme.split('\n').slice(0, 25).join('\n');
+    expect(firstScreen).toMatch(/executes the tool calls of large language models/);
+    expect(firstScreen).toContain('npm ci && npm start');
+    expect(firstScreen).toContain('npm test');
+    expect(firstScreen).toMatch(/curl -s localhost:8080\/tools\/invoke/);
+    for (const prerequisite of ['redis-server', 'python3', 'chromium', 'promtool']) expect(readme.split('\n## ')[0]).toContain(prerequisite);
+  });
+});
