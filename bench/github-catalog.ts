@@ -1,0 +1,108 @@
+// `npm run bench:catalog`: GitHub's REST API (1,223 operations, npm @octokit/openapi) as one
+// openapi: source. Measures, in this process: the start (buildApp until ready) and RSS after it,
+// GET /tools in every format (first answer, then cached), GET /tools/search p50 over the quality
+// set's queries, and the per-call cost of an in-process tool with the full catalog loaded against
+// a catalog of 10 tools (a child process run with BENCH_CATALOG=small). Targets (SPEC §16): start
+// ≤ 10 s, RSS ≤ 400 MB, search p50 ≤ 5 ms, per-call p50 with 1,223 tools ≤ 1.5× with 10.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { ok } from '../src/tools/define.ts';
+import type { ToolRegistry } from '../src/tools/registry.ts';
+import { GITHUB_QUERIES } from '../test/helpers/github-queries.ts';
+
+const CALLS = 2000;
+const SEARCHES_PER_QUERY = 20;
+const FORMATS = ['native', 'openai', 'openai-responses', 'anthropic', 'gemini', 'mcp'];
+const small = process.env.BENCH_CATALOG === 'small';
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function registerBenchTools(registry: ToolRegistry): void {
+  for (let i = 0; i < 10; i++) {
+    registry.registerTool({
+      name: `bench_echo_${i}`,
+      description: 'Echo the text back.',
+      parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      handler: (params) => ok({ text: params.text }, 'echoed'),
+    });
+  }
+}
+
+async function main(): Promise<void> {
+  const env: Record<string, string> = { LOG_LEVEL: 'error' };
+  if (!small) {
+    const document = createRequire(import.meta.url).resolve('@octokit/openapi/generated/api.github.com.json');
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'toolport-bench-')), 'tools.yaml');
+    writeFileSync(file, `openapi:\n  - source: github\n    spec: ${document}\n    base_url: "http://127.0.0.1:9"\n`);
+    env.TOOLS_FILE = file;
+  }
+  const started = performance.now();
+  const app = await buildApp(loadConfig(env), { register: registerBenchTools });
+  await app.ready();
+  const startMs = performance.now() - started;
+  global.gc?.();
+  const rssMb = process.memoryUsage().rss / 1e6;
+  const tools = app.toolport.registry.list().length;
+
+  const call = JSON.stringify({ name: 'bench_echo_3', arguments: { text: 'hello' } });
+  const callTimes: number[] = [];
+  for (let i = 0; i < CALLS; i++) {
+    const t = performance.now();
+    await app.inject({ method: 'POST', url: '/tools/invoke', headers: { 'content-type': 'application/json' }, payload: call });
+    callTimes.push(performance.now() - t);
+  }
+  const callP50 = median(callTimes.slice(CALLS / 4));
+  if (small) {
+    console.log(JSON.stringify({ tools, callP50 }));
+    await app.close();
+    return;
+  }
+
+  const listing: Record<string, { firstMs: number; cachedMs: number; bytes: number }> = {};
+  for (const format of FORMATS) {
+    let t = performance.now();
+    const first = await app.inject({ url: `/tools?format=${format}` });
+    const firstMs = performance.now() - t;
+    t = performance.now();
+    await app.inject({ url: `/tools?format=${format}` });
+    listing[format] = { firstMs: Math.round(firstMs), cachedMs: Math.round((performance.now() - t) * 10) / 10, bytes: first.body.length };
+  }
+  await app.inject({ url: '/tools/search?q=warm%20up' }); // the index is built on the first search
+  const searchTimes: number[] = [];
+  for (let round = 0; round < SEARCHES_PER_QUERY; round++) {
+    for (const [query] of GITHUB_QUERIES) {
+      const t = performance.now();
+      await app.inject({ url: `/tools/search?q=${encodeURIComponent(query)}&limit=5` });
+      searchTimes.push(performance.now() - t);
+    }
+  }
+  await app.close();
+
+  const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], { env: { ...process.env, BENCH_CATALOG: 'small' }, encoding: 'utf8' });
+  const baseline = JSON.parse(child.stdout.trim().split('\n').pop()!) as { tools: number; callP50: number };
+  const report = {
+    tools,
+    startS: Math.round(startMs / 100) / 10,
+    rssMb: Math.round(rssMb),
+    listing,
+    searchP50Ms: Math.round(median(searchTimes) * 100) / 100,
+    callP50Ms: { [`${tools} tools`]: Math.round(callP50 * 1000) / 1000, [`${baseline.tools} tools`]: Math.round(baseline.callP50 * 1000) / 1000 },
+  };
+  console.log(JSON.stringify(report, null, 2));
+  const missed = [report.startS > 10 && 'start > 10 s', report.rssMb > 400 && 'RSS > 400 MB', report.searchP50Ms > 5 && 'search p50 > 5 ms', callP50 > 1.5 * baseline.callP50 && 'per-call cost grows with the catalog'].filter(Boolean);
+  if (missed.length > 0) {
+    console.error(`missed: ${missed.join(', ')}`);
+    process.exitCode = 1;
+  }
+}
+
+await main();
