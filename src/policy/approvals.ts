@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Metrics } from '../metrics.ts';
 import type { ApprovalStatus, ApprovalStore } from '../store/approvals.ts';
+import { ownedSessions } from '../store/owned-sessions.ts';
 import type { Store } from '../store/types.ts';
 import { hashJson } from '../tools/hash.ts';
 import type { Cancellation } from '../tools/context.ts';
@@ -203,7 +204,7 @@ export class Approvals {
       const now = await this.read(record.approval_id);
       if (now?.status === 'executed') return this.gate(call, run); // it finished meanwhile: replay
       const message = `An identical approved call to tool "${call.tool.name}" is running now. Repeat this call in a moment to get its result.`;
-      return { ...failure(call.identity, 'in_progress', message, `approval ${record.approval_id} is being run by another call`, this.#options.maxContentChars), approval: approvalRef(record) };
+      return failure(call.identity, 'in_progress', message, `approval ${record.approval_id} is being run by another call`, this.#options.maxContentChars);
     }
     const result = await run(record.arguments);
     const executed: ApprovalRecord = { ...record, status: 'executed', result };
@@ -213,7 +214,9 @@ export class Approvals {
 
   #answer(call: HeldCall, record: ApprovalRecord, code: 'approval_required' | 'approval_denied' | 'approval_expired'): InvocationResult {
     const [message, detail] = explainApproval(call.tool, record, code);
-    return { ...failure(call.identity, code, message, detail, this.#options.maxContentChars), approval: approvalRef(record) };
+    const answer = failure(call.identity, code, message, detail, this.#options.maxContentChars);
+    // Only a pending approval rides on the result: a task holds itself in input_required on seeing one.
+    return code === 'approval_required' ? { ...answer, approval: approvalRef(record) } : answer;
   }
 
   /** The step in the session's log (a call without a session has none). */
@@ -229,7 +232,7 @@ export class Approvals {
       at: new Date().toISOString(),
       caller: record.caller,
     };
-    await this.#sessions.commitSession(record.session_id, { reads: new Map(), writes: new Map(), event: JSON.stringify(event) });
+    await ownedSessions(this.#sessions, record.caller).commitSession(record.session_id, { reads: new Map(), writes: new Map(), event: JSON.stringify(event) });
   }
 }
 
