@@ -108,7 +108,8 @@ export class AccessRules {
       missingScope: (tool: string) => {
         if (granted.some((rule) => rule.matches(tool))) return null;
         const rule = gated.find((r) => r.matches(tool));
-        return rule?.scopes.find((s) => !user.scopes.includes(s)) ?? null;
+        // Every scope the rule still needs, in one challenge (MCP authorization: no incremental step-ups).
+        return rule === undefined ? null : rule.scopes.filter((s) => !user.scopes.includes(s)).join(' ');
       },
       mayCall: (tool: string) => granted.some((rule) => rule.matches(tool)),
     });
