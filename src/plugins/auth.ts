@@ -44,9 +44,11 @@ export function resourceMetadataUrl(publicUrl: string, url: string): string {
 }
 
 /** RFC 6750 §3 `WWW-Authenticate` value; `error` only when a token was sent, `scope` for a step-up. */
-export function bearerChallenge(request: FastifyRequest, publicUrl: string | null, error?: { code: string; description: string; scope?: string }): string {
+export function bearerChallenge(request: FastifyRequest, publicUrl: string | null, error?: { code: string; description: string; scope?: string }, scopes = ''): string {
   const params = ['realm="toolport"'];
   if (publicUrl !== null) params.push(`resource_metadata="${resourceMetadataUrl(publicUrl, request.routeOptions.url ?? '')}"`);
+  // MCP authorization (2025-11-25): a 401 names the scopes to ask for, the access rules' own.
+  if (error === undefined && scopes !== '') params.push(`scope="${scopes}"`);
   if (error !== undefined) {
     params.push(`error="${error.code}"`, `error_description="${error.description.replace(/["\\]/g, '')}"`);
     if (error.scope !== undefined) params.push(`scope="${error.scope}"`);
@@ -88,6 +90,7 @@ export const authPlugin = fp(
     app.decorate('requireScopes', (request: FastifyRequest, reply: FastifyReply, tools: readonly string[]) => requireScopes(request, reply, tools, publicUrl));
     if (keysFile === null && tokens === null) return;
     const keys = keysFile ?? ApiKeys.none();
+    const challengeScopes = tokens === null ? '' : keys.access.scopes().join(' ');
 
     app.addHook('onRequest', async (request, reply) => {
       const url = request.routeOptions.url ?? '';
@@ -102,7 +105,7 @@ export const authPlugin = fp(
           reply.header('www-authenticate', bearerChallenge(request, publicUrl, { code: 'invalid_token', description: err.message }));
           throw new Unauthorized(err.message);
         }
-        reply.header('www-authenticate', bearerChallenge(request, publicUrl));
+        reply.header('www-authenticate', bearerChallenge(request, publicUrl, undefined, challengeScopes));
         throw err;
       }
       request.log = new LazyChildLogger(request.log as unknown as ParentLogger, { caller: request.caller.id }, {}) as unknown as FastifyBaseLogger;

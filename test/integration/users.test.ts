@@ -146,7 +146,7 @@ describe('users with JWT access tokens', () => {
     }
     const challenge = await post(app, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, {}, '/mcp');
     expect(challenge.status).toBe(401);
-    expect(challenge.headers['www-authenticate']).toBe(`Bearer realm="toolport", resource_metadata="${PUBLIC_URL}/.well-known/oauth-protected-resource/mcp"`);
+    expect(challenge.headers['www-authenticate']).toBe(`Bearer realm="toolport", resource_metadata="${PUBLIC_URL}/.well-known/oauth-protected-resource/mcp", scope="counter:write"`);
   });
 
   it('answers insufficient_scope on /mcp with WWW-Authenticate for a step-up', async () => {
