@@ -20,8 +20,12 @@ export const UNAUTHORIZED = 'toolport:unauthorized';
 /**
  * One request; answers {status, ok, data, headers} where data is the parsed JSON (or text).
  * A network failure answers status 0 with a problem-shaped data.
+ * @param {string} path
+ * @param {{ method?: string, body?: unknown, headers?: Record<string, string> }} [options]
+ * @returns {Promise<{ status: number, ok: boolean, headers: Headers, data: any }>}
  */
 export async function request(path, { method = 'GET', body, headers = {} } = {}) {
+  /** @type {RequestInit & { headers: Record<string, string> }} */
   const init = { method, headers: headersWithKey(headers), cache: 'no-store' };
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
@@ -35,6 +39,7 @@ export async function request(path, { method = 'GET', body, headers = {} } = {})
   }
   const type = response.headers.get('content-type') ?? '';
   const text = await response.text();
+  /** @type {any} */
   let data = text;
   if (/json/.test(type) && text !== '') {
     try {
@@ -62,9 +67,7 @@ export async function readEventStream(path, onEvent, signal) {
   const response = await fetch(path, { headers: headersWithKey({ accept: 'text/event-stream' }), cache: 'no-store', signal });
   if (!response.ok || response.body === null) {
     if (response.status === 401) window.dispatchEvent(new Event(UNAUTHORIZED));
-    const error = new Error(`the stream answered HTTP ${response.status}`);
-    error.status = response.status;
-    throw error;
+    throw Object.assign(new Error(`the stream answered HTTP ${response.status}`), { status: response.status });
   }
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';

@@ -37,10 +37,11 @@ function askForKey(message) {
 
 $('key-form').addEventListener('submit', async (event) => {
   event.preventDefault();
-  const key = $('key-input').value.trim();
+  const input = /** @type {HTMLInputElement} */ ($('key-input'));
+  const key = input.value.trim();
   if (!key) return;
   apiKey.set(key);
-  $('key-input').value = '';
+  input.value = '';
   const answer = await request('/caller');
   if (!answer.ok) return askForKey(answer.status === 401 ? 'The service refused this key.' : problemText(answer));
   $('key-page').hidden = true;
@@ -67,8 +68,8 @@ async function openConsole(caller) {
     ledger: createLedgerPage($('page-ledger'), context),
   };
   const nav = $('nav');
-  nav.querySelector('[data-page="tasks"]').hidden = !context.tasksAvailable;
-  nav.querySelector('[data-page="ledger"]').hidden = !caller.admin;
+  /** @type {HTMLElement} */ (nav.querySelector('[data-page="tasks"]')).hidden = !context.tasksAvailable;
+  /** @type {HTMLElement} */ (nav.querySelector('[data-page="ledger"]')).hidden = !caller.admin;
   nav.hidden = false;
   window.addEventListener('hashchange', () => void route());
   await route();
