@@ -150,8 +150,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const results = new ResultResources(store.results, config.resultTtlS);
   const provenance = new Provenance(store, registry, logger);
   let sources: ToolSources | null = null;
-  let builtins: ReadonlySet<string> = new Set();
-  let vault: Vault | null = null;
+  let builtins: ReadonlySet<string>;
+  let vault: Vault | null;
   const metrics = new Metrics();
   let policy: PolicyParts;
   try {

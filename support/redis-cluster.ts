@@ -46,7 +46,7 @@ export class RedisCluster {
       }
     } catch (err) {
       await cluster.stop();
-      throw new Error(`no throwaway Redis Cluster could be started (redis-server and redis-cli needed): ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(`no throwaway Redis Cluster could be started (redis-server and redis-cli needed): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
     return cluster;
   }

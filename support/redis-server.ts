@@ -25,6 +25,7 @@ export async function startRedis(port: number, cwd = process.cwd()): Promise<Chi
       `no throwaway Redis could be started (is redis-server installed? apt-get install redis-server, or set REDIS_URL): ${
         err instanceof Error ? err.message : String(err)
       }`,
+      { cause: err },
     );
   }
   return child;

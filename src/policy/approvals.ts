@@ -77,7 +77,9 @@ export class Approvals {
    * lets the next identical call ask anew.
    */
   async gate(call: HeldCall, run: (params: Readonly<Record<string, unknown>>) => Promise<InvocationResult>): Promise<InvocationResult> {
-    let { record, binding } = await this.open(call);
+    const opened = await this.open(call);
+    const binding = opened.binding;
+    let record = opened.record;
     if (record.status === 'pending' && call.wait !== undefined) {
       record = await this.#waitForDecision(record, call.wait ?? null);
       call.waited?.();

@@ -85,7 +85,7 @@ export const testTools: ToolDefinition[] = [
     description: 'Throws something that is not an Error.',
     parameters: noArgs,
     handler: () => {
-      throw { toString: () => { throw new Error('nope'); } }; // eslint-disable-line no-throw-literal
+      throw { toString: () => { throw new Error('nope'); } };
     },
   },
   { name: 'not_a_result', description: 'Returns a number.', parameters: noArgs, handler: () => 42 as never },

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as toYaml } from 'yaml';
 import { ApiKeys } from '../../src/callers/keys.ts';
 import { ConfigError } from '../../src/config.ts';
-import { get, makeApp, post, sessionEvents } from '../helpers/app.ts';
+import { get, makeApp, post } from '../helpers/app.ts';
 
 const sha = (secret: string) => createHash('sha256').update(secret).digest('hex');
 const SECRETS = { admin: `sk-admin-${randomUUID()}`, agent: `sk-agent-${randomUUID()}`, limited: `sk-limited-${randomUUID()}` };

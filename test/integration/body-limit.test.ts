@@ -78,7 +78,7 @@ describe('bodies over the limit', () => {
     try {
       ({ stdout: output } = await promisify(execFile)('python3', ['-c', PYTHON, String(port)], { timeout: 60_000 }));
     } catch (err) {
-      if ((err as { code?: string }).code === 'ENOENT') throw new Error('python3 is missing: install it (apt-get install python3) to run this test');
+      if ((err as { code?: string }).code === 'ENOENT') throw new Error('python3 is missing: install it (apt-get install python3) to run this test', { cause: err });
       throw err;
     }
     const [status, ...rest] = output.trim().split('\n');

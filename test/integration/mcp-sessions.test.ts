@@ -101,6 +101,8 @@ describe('sessions through MCP clients across two replicas (redis)', () => {
 
   it('keeps the plan through a gateway that opens a new connection (and ends it) for every call', async () => {
     // LiteLLM's MCP client does this: initialize, one call, DELETE, for each tool call.
+    // Read by `call` before it is set: the first call runs without a session.
+    // eslint-disable-next-line prefer-const
     let session: string | undefined;
     const call = async (name: string, args: Record<string, unknown>) => {
       const client = await connectMcp('v1', new URL('/mcp', bases[0]), { fetch: roundRobin(bases).fetch });

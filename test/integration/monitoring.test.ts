@@ -28,8 +28,8 @@ async function promtool(...args: string[]): Promise<string> {
     return stdout + stderr;
   } catch (err) {
     const failed = err as NodeJS.ErrnoException & { stdout?: string; stderr?: string };
-    if (failed.code === 'ENOENT') throw new Error("promtool is missing: install Debian's `prometheus` package (apt-get install -y prometheus)");
-    throw new Error(`promtool ${args.join(' ')} failed:\n${failed.stdout ?? ''}${failed.stderr ?? ''}`);
+    if (failed.code === 'ENOENT') throw new Error("promtool is missing: install Debian's `prometheus` package (apt-get install -y prometheus)", { cause: err });
+    throw new Error(`promtool ${args.join(' ')} failed:\n${failed.stdout ?? ''}${failed.stderr ?? ''}`, { cause: err });
   }
 }
 

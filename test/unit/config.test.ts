@@ -10,7 +10,7 @@ function configErrorOf(env: Record<string, string>): ConfigError {
     loadConfig(env);
   } catch (err) {
     if (err instanceof ConfigError) return err;
-    throw new Error(`expected a ConfigError, got ${String(err)}`);
+    throw new Error(`expected a ConfigError, got ${String(err)}`, { cause: err });
   }
   throw new Error(`expected a ConfigError for ${JSON.stringify(env)}, but the configuration loaded`);
 }

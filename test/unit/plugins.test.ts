@@ -15,7 +15,7 @@ async function loadFailure(entries: string[], cwd = FIXTURES): Promise<Error> {
     await loadPlugins(registry, entries, cwd);
   } catch (err) {
     if (err instanceof Error) return err;
-    throw new Error(`expected an Error, got ${String(err)}`);
+    throw new Error(`expected an Error, got ${String(err)}`, { cause: err });
   }
   throw new Error(`expected ${entries.join(', ')} to fail to load`);
 }

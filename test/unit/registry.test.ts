@@ -25,7 +25,7 @@ async function refusal(definition: unknown, registry = new ToolRegistry()): Prom
     await registry.withSource(SOURCE, () => registry.registerTool(definition as ToolDefinition));
   } catch (err) {
     if (err instanceof ToolDefinitionError) return err;
-    throw new Error(`expected a ToolDefinitionError, got ${String(err)}`);
+    throw new Error(`expected a ToolDefinitionError, got ${String(err)}`, { cause: err });
   }
   throw new Error('expected the definition to be refused, but it was registered');
 }

@@ -1,6 +1,5 @@
 /** Tracing off (SPEC §12): without an exporter endpoint the process loads none of the OpenTelemetry SDK. */
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';

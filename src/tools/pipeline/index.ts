@@ -18,7 +18,7 @@ import { handlerStage } from './handler.ts';
 import { lookupStage } from './lookup.ts';
 import { recordStage, type FinishedCall } from './record.ts';
 import { scopeStage } from './scope.ts';
-import type { Next, SessionStage, Stage } from './stage.ts';
+import type { SessionStage, Stage } from './stage.ts';
 import type { CallTracer } from '../../tracing/index.ts';
 import { traceStage } from './trace.ts';
 import { validateStage } from './validate.ts';
