@@ -87,7 +87,10 @@ async function main(): Promise<void> {
   }
   await app.close();
 
-  const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], { env: { ...process.env, BENCH_CATALOG: 'small' }, encoding: 'utf8' });
+  const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+    env: { ...process.env, BENCH_CATALOG: 'small' },
+    encoding: 'utf8',
+  });
   const baseline = JSON.parse(child.stdout.trim().split('\n').pop()!) as { tools: number; callP50: number };
   const report = {
     tools,
@@ -98,7 +101,12 @@ async function main(): Promise<void> {
     callP50Ms: { [`${tools} tools`]: Math.round(callP50 * 1000) / 1000, [`${baseline.tools} tools`]: Math.round(baseline.callP50 * 1000) / 1000 },
   };
   console.log(JSON.stringify(report, null, 2));
-  const missed = [report.startS > 10 && 'start > 10 s', report.rssMb > 400 && 'RSS > 400 MB', report.searchP50Ms > 5 && 'search p50 > 5 ms', callP50 > 1.5 * baseline.callP50 && 'per-call cost grows with the catalog'].filter(Boolean);
+  const missed = [
+    report.startS > 10 && 'start > 10 s',
+    report.rssMb > 400 && 'RSS > 400 MB',
+    report.searchP50Ms > 5 && 'search p50 > 5 ms',
+    callP50 > 1.5 * baseline.callP50 && 'per-call cost grows with the catalog',
+  ].filter(Boolean);
   if (missed.length > 0) {
     console.error(`missed: ${missed.join(', ')}`);
     process.exitCode = 1;

@@ -9,7 +9,12 @@ import { startIssuer } from '../test/helpers/issuer.ts';
 
 const N = 5000;
 const issuer = await startIssuer();
-const verifier = new TokenVerifier({ issuer: issuer.issuer, audiences: ['https://toolport.example/mcp'], groupsClaim: 'groups', log: pino({ level: 'silent' }) });
+const verifier = new TokenVerifier({
+  issuer: issuer.issuer,
+  audiences: ['https://toolport.example/mcp'],
+  groupsClaim: 'groups',
+  log: pino({ level: 'silent' }),
+});
 for (const key of issuer.published) {
   const token = await issuer.sign({ sub: 'alice', aud: 'https://toolport.example/mcp', groups: ['staff'], scope: 'openid' }, { key, expiresIn: '1h' });
   for (let i = 0; i < 500; i++) await verifier.verify(token); // warm: JWKS fetched, keys imported, JIT
@@ -18,6 +23,8 @@ for (const key of issuer.published) {
   for (let i = 0; i < N; i++) await verifier.verify(token);
   const used = process.cpuUsage(cpu);
   const micros = (used.user + used.system) / N;
-  console.log(`${key.alg.padEnd(6)} ${micros.toFixed(1)} µs CPU per verification (${((performance.now() - wall) * 1000 / N).toFixed(1)} µs wall), ${N} runs, JWKS fetched ${issuer.jwksFetches} times in all`);
+  console.log(
+    `${key.alg.padEnd(6)} ${micros.toFixed(1)} µs CPU per verification (${(((performance.now() - wall) * 1000) / N).toFixed(1)} µs wall), ${N} runs, JWKS fetched ${issuer.jwksFetches} times in all`,
+  );
 }
 await issuer.close();

@@ -40,7 +40,10 @@ const median = (xs: number[]) => xs.toSorted((a, b) => a - b)[Math.floor(xs.leng
 try {
   const [port] = (await freePorts(1)) as [number];
   const url = new URL(`http://127.0.0.1:${port}/mcp`);
-  const upstream = startChild('SDK stateless server', process.execPath, ['--import', 'tsx', 'bench/sdk-stateless.ts'], { cwd: ROOT, env: { ...process.env, PORT: String(port) } });
+  const upstream = startChild('SDK stateless server', process.execPath, ['--import', 'tsx', 'bench/sdk-stateless.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port) },
+  });
   await waitUntilReady(upstream, 'its port', async () => (await fetch(url, { signal: AbortSignal.timeout(1000) })).status > 0, 60_000);
   const agent = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
   const kinds: Record<string, () => Transport> = {
@@ -59,7 +62,8 @@ try {
     for (const [name, client] of clients) results.get(name)!.push(await cpuPerCall(client, CALLS));
   }
   console.log(`client CPU per tools/call (µs), ${IN_FLIGHT} in flight, ${ROUNDS} rounds of ${CALLS} calls, median [min–max]:`);
-  for (const [name, xs] of results) console.log(`  ${name.padEnd(44)} ${median(xs).toFixed(0).padStart(6)}  [${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}]`);
+  for (const [name, xs] of results)
+    console.log(`  ${name.padEnd(44)} ${median(xs).toFixed(0).padStart(6)}  [${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}]`);
   for (const client of clients.values()) await client.close();
   await agent.close();
 } finally {

@@ -55,7 +55,12 @@ interface Row {
 async function startUpstream(port: number): Promise<Child> {
   const args = UPSTREAM === 'sdk' ? ['--import', 'tsx', 'bench/sdk-stateless.ts'] : [EVERYTHING, 'streamableHttp'];
   const child = startChild(`upstream (${UPSTREAM})`, process.execPath, args, { cwd: ROOT, env: { ...process.env, PORT: String(port) } });
-  await waitUntilReady(child, 'its HTTP port', async () => (await fetch(`http://127.0.0.1:${port}/mcp`, { signal: AbortSignal.timeout(1000) })).status > 0, 60_000);
+  await waitUntilReady(
+    child,
+    'its HTTP port',
+    async () => (await fetch(`http://127.0.0.1:${port}/mcp`, { signal: AbortSignal.timeout(1000) })).status > 0,
+    60_000,
+  );
   return child;
 }
 
@@ -66,11 +71,16 @@ async function startToolport(port: number, upstreamUrl: string): Promise<Child> 
   writeFileSync(toolsFile, JSON.stringify({ mcp: [{ source: 'up', url: upstreamUrl }, stdio] }));
   const env = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', TOOLS_FILE: toolsFile, TOOL_PLUGINS: 'bench/plugins/bench-tools.ts' };
   const child = startChild('toolport', process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env });
-  await waitUntilReady(child, 'GET /readyz → 200', async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(1000) });
-    const body = (await res.json()) as { upstreams_down?: unknown };
-    return res.status === 200 && body.upstreams_down === undefined;
-  }, 120_000); // a loaded machine starts tsx slowly
+  await waitUntilReady(
+    child,
+    'GET /readyz → 200',
+    async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(1000) });
+      const body = (await res.json()) as { upstreams_down?: unknown };
+      return res.status === 200 && body.upstreams_down === undefined;
+    },
+    120_000,
+  ); // a loaded machine starts tsx slowly
   return child;
 }
 
@@ -79,7 +89,12 @@ async function upstreamSession(url: string): Promise<string> {
   const init = await fetch(url, {
     method: 'POST',
     headers: MCP_HEADERS,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+    }),
   });
   const session = init.headers.get('mcp-session-id');
   await init.text();
@@ -110,14 +125,20 @@ async function main(): Promise<void> {
   const rows: Row[] = [
     { name: `upstream (${UPSTREAM}) directly: tools/call echo`, url: upstreamUrl, headers: directHeaders, body: call('echo', args) },
     { name: 'through toolport /mcp: tools/call up_echo (Streamable HTTP)', url: toolportMcp, headers: MCP_HEADERS, body: call('up_echo', args) },
-    { name: 'through toolport /mcp: tools/call io_echo (stdio, the same SDK server)', url: toolportMcp, headers: MCP_HEADERS, body: call('io_echo', { text: 'hi' }) },
+    {
+      name: 'through toolport /mcp: tools/call io_echo (stdio, the same SDK server)',
+      url: toolportMcp,
+      headers: MCP_HEADERS,
+      body: call('io_echo', { text: 'hi' }),
+    },
     { name: 'toolport /mcp native in-process echo', url: toolportMcp, headers: MCP_HEADERS, body: call('echo', { text: 'hi' }) },
   ].map((r) => ({ ...r, requests: 0, seconds: 0, cpu: { toolport: 0, upstream: 0 } }));
 
   for (const row of rows) {
     const check = await fetch(row.url, { method: 'POST', headers: row.headers, body: row.body });
     const text = await check.text();
-    if (check.status !== 200 || text.includes('"isError":true') || !text.includes('"result"')) throw new Error(`${row.name}: not answered: ${check.status} ${text.slice(0, 300)}`);
+    if (check.status !== 200 || text.includes('"isError":true') || !text.includes('"result"'))
+      throw new Error(`${row.name}: not answered: ${check.status} ${text.slice(0, 300)}`);
     await slice(row, 2, pids); // warm-up, discarded below
     row.cpu = { toolport: 0, upstream: 0 };
   }
@@ -151,7 +172,10 @@ async function main(): Promise<void> {
   console.log(`req/s through toolport / directly: ${(forwarded.requests / forwarded.seconds / (direct.requests / direct.seconds)).toFixed(2)}`);
   mkdirSync(resultsDir(), { recursive: true });
   const file = path.join(resultsDir(), `${new Date().toISOString().replace(/:/g, '-')}-mcp-upstream.json`);
-  writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), upstream: UPSTREAM, connections: CONNECTIONS, durationS: DURATION, rows: table, ratio, stdioRatio }, null, 2)}\n`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ at: new Date().toISOString(), upstream: UPSTREAM, connections: CONNECTIONS, durationS: DURATION, rows: table, ratio, stdioRatio }, null, 2)}\n`,
+  );
   console.log(`saved ${path.relative(ROOT, file)}`);
   if (ratio > 2 || stdioRatio > 1.5) process.exitCode = 1;
 }

@@ -37,7 +37,11 @@ async function dispatcherWith(rules: number): Promise<{ dispatcher: Dispatcher; 
 
 async function measure(dispatcher: Dispatcher): Promise<number> {
   const log = pino({ level: 'silent' });
-  const call = () => dispatcher.invoke({ id: null, name: 'echo', arguments: { amount: 5 }, parsed: true }, { requestId: 'bench', sessionId: null, caller: null, principal: null, timeoutMs: null, receivedAt: Date.now(), log, cancellation: null });
+  const call = () =>
+    dispatcher.invoke(
+      { id: null, name: 'echo', arguments: { amount: 5 }, parsed: true },
+      { requestId: 'bench', sessionId: null, caller: null, principal: null, timeoutMs: null, receivedAt: Date.now(), log, cancellation: null },
+    );
   for (let i = 0; i < 2000; i++) await call(); // warm up
   const start = process.cpuUsage();
   for (let i = 0; i < CALLS; i++) await call();

@@ -36,10 +36,15 @@ function readDuration(): number {
 function selectScenarios(): Scenario[] {
   const match = process.env.BENCH_MATCH;
   if (match) {
-    const parts = match.split(',').map((part) => part.trim()).filter(Boolean);
+    const parts = match
+      .split(',')
+      .map((part) => part.trim())
+      .filter(Boolean);
     return scenarios.filter((s) => s.name === BASELINE || parts.some((part) => s.name.includes(part)));
   }
-  const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+  const only = process.env.BENCH_ONLY?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!only?.length) return scenarios;
   const unknown = only.filter((t) => !TARGETS.includes(t as Target));
   if (unknown.length) throw new Error(`BENCH_ONLY: unknown target(s) ${unknown.join(', ')}; use ${TARGETS.join(', ')}`);
@@ -60,26 +65,47 @@ async function startServers(targets: Set<Target>): Promise<Map<Target, Server>> 
   const tsxArgs = (script: string) => ['--import', 'tsx', script];
 
   if (targets.has('bare')) {
-    const child = startChild('bare fastify', process.execPath, tsxArgs('bench/bare-fastify.ts'), { cwd: ROOT, env: { ...process.env, PORT: String(barePort) } });
+    const child = startChild('bare fastify', process.execPath, tsxArgs('bench/bare-fastify.ts'), {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(barePort) },
+    });
     // The baseline has no /healthz; a 200 from /echo proves it is listening.
-    await waitUntilReady(child, 'POST /echo → 200', async () => {
-      const res = await fetch(`http://127.0.0.1:${barePort}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', signal: AbortSignal.timeout(1000) });
-      await res.body?.cancel();
-      return res.status === 200;
-    }, START_TIMEOUT_MS);
+    await waitUntilReady(
+      child,
+      'POST /echo → 200',
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${barePort}/echo`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+          signal: AbortSignal.timeout(1000),
+        });
+        await res.body?.cancel();
+        return res.status === 200;
+      },
+      START_TIMEOUT_MS,
+    );
     bases.set('bare', { base: `http://127.0.0.1:${barePort}`, pid: child.proc.pid! });
   }
 
   if (targets.has('sdk')) {
-    const child = startChild('official MCP SDK (stateless)', process.execPath, tsxArgs('bench/sdk-stateless.ts'), { cwd: ROOT, env: { ...process.env, PORT: String(sdkPort) } });
+    const child = startChild('official MCP SDK (stateless)', process.execPath, tsxArgs('bench/sdk-stateless.ts'), {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(sdkPort) },
+    });
     // Ready when a tools/call answers 200 (the server has no health route).
-    await waitUntilReady(child, 'POST /mcp → 200', async () => {
-      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'ready' } } });
-      const res = await fetch(`http://127.0.0.1:${sdkPort}/mcp`, { method: 'POST', headers, body, signal: AbortSignal.timeout(1000) });
-      await res.body?.cancel();
-      return res.status === 200;
-    }, START_TIMEOUT_MS);
+    await waitUntilReady(
+      child,
+      'POST /mcp → 200',
+      async () => {
+        const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+        const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'ready' } } });
+        const res = await fetch(`http://127.0.0.1:${sdkPort}/mcp`, { method: 'POST', headers, body, signal: AbortSignal.timeout(1000) });
+        await res.body?.cancel();
+        return res.status === 200;
+      },
+      START_TIMEOUT_MS,
+    );
     bases.set('sdk', { base: `http://127.0.0.1:${sdkPort}`, pid: child.proc.pid! });
   }
 
@@ -113,12 +139,14 @@ const sessionOf = (headers: Record<string, string>, n: number) => ({ ...headers,
 
 async function runSetup(scenario: Scenario, base: string): Promise<void> {
   const sessions = scenario.sessionPerConnection ? CONNECTIONS : 1;
-  for (const step of scenario.setup ?? []) for (let n = 0; n < sessions; n++) {
-    const headers = scenario.sessionPerConnection ? sessionOf(step.headers, n) : step.headers;
-    const res = await fetch(base + step.path, { method: 'POST', headers, body: step.body, signal: AbortSignal.timeout(10_000) });
-    const text = await res.text();
-    if (!res.ok || (JSON.parse(text) as { success?: boolean }).success === false) throw new Error(`set-up of "${scenario.name}" failed: ${res.status} ${text.slice(0, 300)}`);
-  }
+  for (const step of scenario.setup ?? [])
+    for (let n = 0; n < sessions; n++) {
+      const headers = scenario.sessionPerConnection ? sessionOf(step.headers, n) : step.headers;
+      const res = await fetch(base + step.path, { method: 'POST', headers, body: step.body, signal: AbortSignal.timeout(10_000) });
+      const text = await res.text();
+      if (!res.ok || (JSON.parse(text) as { success?: boolean }).success === false)
+        throw new Error(`set-up of "${scenario.name}" failed: ${res.status} ${text.slice(0, 300)}`);
+    }
 }
 
 function loadOptions(scenario: Scenario, base: string, overallRate = scenario.overallRate): autocannon.Options {
@@ -205,7 +233,10 @@ function watchCalls(base: string): Promise<{ bytes(): number; close(): void }> {
  * share of bare Fastify's throughput the row would reach on the same CPU), which holds steady on a
  * shared machine where req/s does not.
  */
-function judge(targets: BenchTarget[], row: { ratio: number | null; p50Ms: number; p99Ms: number; bareP50Ms: number | null; bareP99Ms: number | null }): { target: string; met: boolean | null } {
+function judge(
+  targets: BenchTarget[],
+  row: { ratio: number | null; p50Ms: number; p99Ms: number; bareP50Ms: number | null; bareP99Ms: number | null },
+): { target: string; met: boolean | null } {
   if (targets.length === 0) return { target: '', met: null };
   const checks = targets.map((t): [string, boolean | null] => {
     switch (t.kind) {
@@ -230,7 +261,10 @@ function judge(targets: BenchTarget[], row: { ratio: number | null; p50Ms: numbe
       case 'addedP99': {
         const [mine, bare] = t.kind === 'addedP50' ? [row.p50Ms, row.bareP50Ms] : [row.p99Ms, row.bareP99Ms];
         const added = bare === null ? null : mine - bare;
-        return [`${t.kind === 'addedP50' ? 'p50' : 'p99'} ≤ bare + ${t.maxMs} ms${added === null ? '' : ` (${added >= 0 ? '+' : ''}${added.toFixed(2)})`}`, added === null ? null : added <= t.maxMs];
+        return [
+          `${t.kind === 'addedP50' ? 'p50' : 'p99'} ≤ bare + ${t.maxMs} ms${added === null ? '' : ` (${added >= 0 ? '+' : ''}${added.toFixed(2)})`}`,
+          added === null ? null : added <= t.maxMs,
+        ];
       }
     }
   });
@@ -304,7 +338,13 @@ async function main(): Promise<boolean> {
       cpuRatioToBare: cpuRatio,
       non2xx: run.non2xx,
       errors: run.errors,
-      ...judge(scenario.targets ?? [], { ratio: inverse(cpuRatio), p50Ms: run.p50Ms, p99Ms: run.p99Ms, bareP50Ms: bare?.p50Ms ?? null, bareP99Ms: bare?.p99Ms ?? null }),
+      ...judge(scenario.targets ?? [], {
+        ratio: inverse(cpuRatio),
+        p50Ms: run.p50Ms,
+        p99Ms: run.p99Ms,
+        bareP50Ms: bare?.p50Ms ?? null,
+        bareP99Ms: bare?.p99Ms ?? null,
+      }),
     });
   }
 
@@ -326,7 +366,10 @@ async function main(): Promise<boolean> {
 }
 
 let stopping = false;
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
   process.on(signal, () => {
     // A second signal means "now": the 'exit' hook in children.ts SIGKILLs what is left.
     if (stopping) process.exit(code);

@@ -42,11 +42,25 @@ async function main(): Promise<void> {
 
   // A mix: plain calls, session calls (events, TTL), plan updates, and failures (invalid arguments).
   const json = { 'content-type': 'application/json' };
-  await fetch(`${base}/tools/invoke`, { method: 'POST', headers: { ...json, 'x-session-id': 'soak-plan' }, body: JSON.stringify({ name: 'planning_setup_plan', arguments: { objective: 'soak', initial_steps: ['a', 'b'] } }) });
+  await fetch(`${base}/tools/invoke`, {
+    method: 'POST',
+    headers: { ...json, 'x-session-id': 'soak-plan' },
+    body: JSON.stringify({ name: 'planning_setup_plan', arguments: { objective: 'soak', initial_steps: ['a', 'b'] } }),
+  });
   const requests = [
     { method: 'POST' as const, path: '/tools/invoke', headers: json, body: JSON.stringify({ name: 'echo', arguments: { text: 'soak' } }) },
-    { method: 'POST' as const, path: '/tools/invoke', headers: { ...json, 'x-session-id': 'soak-events' }, body: JSON.stringify({ name: 'echo', arguments: { text: 'soak' } }) },
-    { method: 'POST' as const, path: '/tools/invoke', headers: { ...json, 'x-session-id': 'soak-plan' }, body: JSON.stringify({ name: 'planning_update_step', arguments: { step_id: 1, status: 'in_progress' } }) },
+    {
+      method: 'POST' as const,
+      path: '/tools/invoke',
+      headers: { ...json, 'x-session-id': 'soak-events' },
+      body: JSON.stringify({ name: 'echo', arguments: { text: 'soak' } }),
+    },
+    {
+      method: 'POST' as const,
+      path: '/tools/invoke',
+      headers: { ...json, 'x-session-id': 'soak-plan' },
+      body: JSON.stringify({ name: 'planning_update_step', arguments: { step_id: 1, status: 'in_progress' } }),
+    },
     { method: 'POST' as const, path: '/tools/invoke', headers: json, body: JSON.stringify({ name: 'echo', arguments: { wrong: 1 } }) },
   ];
 

@@ -65,8 +65,18 @@ async function main(): Promise<void> {
   );
   try {
     const tsx = (script: string) => ['--import', 'tsx', script];
-    const upstream = startChild('upstream echo', process.execPath, tsx('bench/upstream-echo.ts'), { cwd: ROOT, env: { ...process.env, PORT: String(upstreamPort) } });
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(toolportPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', TOOLS_FILE: toolsFile, TOOL_PLUGINS: path.join(BENCH_DIR, 'plugins/bench-tools.ts') };
+    const upstream = startChild('upstream echo', process.execPath, tsx('bench/upstream-echo.ts'), {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(upstreamPort) },
+    });
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(toolportPort),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      TOOLS_FILE: toolsFile,
+      TOOL_PLUGINS: path.join(BENCH_DIR, 'plugins/bench-tools.ts'),
+    };
     delete env.REDIS_URL;
     const toolport = startChild('toolport (memory store)', process.execPath, tsx('src/server.ts'), { cwd: ROOT, env });
     const toolportBase = `http://127.0.0.1:${toolportPort}`;
@@ -77,7 +87,8 @@ async function main(): Promise<void> {
       native: { url: `${toolportBase}/tools/echo/invoke`, body: BODY },
     };
     // Warm-up: V8 optimises the hot paths, pools fill.
-    for (const row of Object.values(rows)) await load({ url: row.url, method: 'POST', headers: { 'content-type': 'application/json' }, body: row.body, connections: CONNECTIONS, duration: 2 });
+    for (const row of Object.values(rows))
+      await load({ url: row.url, method: 'POST', headers: { 'content-type': 'application/json' }, body: row.body, connections: CONNECTIONS, duration: 2 });
     const results: Record<keyof typeof rows, Measured[]> = { direct: [], forwarded: [], native: [] };
     for (let round = 0; round < rounds; round++) {
       for (const [name, row] of Object.entries(rows) as [keyof typeof rows, { url: string; body: string }][]) {
@@ -97,13 +108,20 @@ async function main(): Promise<void> {
           p99Ms: Number(median(runs.map((r) => r.p99Ms)).toFixed(3)),
         },
       ]),
-    ) as Record<keyof typeof rows, { reqPerSec: number; toolportCpuMsPerRequest: number | null; upstreamCpuMsPerRequest: number; p50Ms: number; p99Ms: number }>;
+    ) as Record<
+      keyof typeof rows,
+      { reqPerSec: number; toolportCpuMsPerRequest: number | null; upstreamCpuMsPerRequest: number; p50Ms: number; p99Ms: number }
+    >;
     const cpuRatio = summary.forwarded.toolportCpuMsPerRequest! / summary.native.toolportCpuMsPerRequest!;
     const rateRatio = summary.forwarded.reqPerSec / summary.direct.reqPerSec;
-    console.log(`\nHTTP tool through toolport vs direct (${CONNECTIONS} connections, ${rounds} rounds of ${(seconds / rounds).toFixed(1)} s per row, medians)\n`);
+    console.log(
+      `\nHTTP tool through toolport vs direct (${CONNECTIONS} connections, ${rounds} rounds of ${(seconds / rounds).toFixed(1)} s per row, medians)\n`,
+    );
     console.log('row        req/s    toolport CPU ms/req  upstream CPU ms/req  p50 ms   p99 ms');
     for (const [name, s] of Object.entries(summary)) {
-      console.log(`${name.padEnd(10)} ${String(s.reqPerSec).padStart(6)}   ${(s.toolportCpuMsPerRequest?.toFixed(4) ?? '—').padStart(18)}   ${s.upstreamCpuMsPerRequest.toFixed(4).padStart(18)}   ${s.p50Ms.toFixed(2).padStart(6)}   ${s.p99Ms.toFixed(2).padStart(6)}`);
+      console.log(
+        `${name.padEnd(10)} ${String(s.reqPerSec).padStart(6)}   ${(s.toolportCpuMsPerRequest?.toFixed(4) ?? '—').padStart(18)}   ${s.upstreamCpuMsPerRequest.toFixed(4).padStart(18)}   ${s.p50Ms.toFixed(2).padStart(6)}   ${s.p99Ms.toFixed(2).padStart(6)}`,
+      );
     }
     console.log(`\ntoolport CPU per forwarded call / per native call: ${cpuRatio.toFixed(2)} (target ≤ 1.5: ${cpuRatio <= 1.5 ? 'met' : 'NOT met'})`);
     console.log(`forwarded req/s / direct req/s: ${rateRatio.toFixed(2)} (target ≥ 0.45: ${rateRatio >= 0.45 ? 'met' : 'NOT met'})`);
@@ -111,7 +129,10 @@ async function main(): Promise<void> {
     const file = path.join(resultsDir(), `${date.replaceAll(':', '-')}-sources.json`);
     mkdirSync(path.dirname(file), { recursive: true });
     const machine = { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version };
-    writeFileSync(file, `${JSON.stringify({ date, machine, connections: CONNECTIONS, seconds, rounds, summary, cpuRatio, rateRatio, runs: results }, null, 2)}\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify({ date, machine, connections: CONNECTIONS, seconds, rounds, summary, cpuRatio, rateRatio, runs: results }, null, 2)}\n`,
+    );
     console.log(`saved ${path.relative(ROOT, file)}`);
     if (cpuRatio > 1.5 || rateRatio < 0.45) process.exitCode = 1;
   } finally {

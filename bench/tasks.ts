@@ -46,7 +46,9 @@ const OPERATIONS: Record<string, Operation> = {
     await expectStatus(await fetch(`${base}/tools/invoke`, { method: 'POST', headers: { ...JSON_HEADERS, prefer: 'respond-async' }, body: CALL }), 202);
   },
   'task round trip': async (base) => {
-    const accepted = JSON.parse(await expectStatus(await fetch(`${base}/tools/invoke`, { method: 'POST', headers: { ...JSON_HEADERS, prefer: 'respond-async' }, body: CALL }), 202)) as { task_id: string };
+    const accepted = JSON.parse(
+      await expectStatus(await fetch(`${base}/tools/invoke`, { method: 'POST', headers: { ...JSON_HEADERS, prefer: 'respond-async' }, body: CALL }), 202),
+    ) as { task_id: string };
     const done = JSON.parse(await expectStatus(await fetch(`${base}/tasks/${accepted.task_id}?wait_ms=30000`), 200)) as { status: string };
     if (done.status !== 'completed') throw new Error(`the task ended ${done.status}`);
   },
@@ -90,7 +92,13 @@ async function measure(store: string, child: Child, base: string): Promise<Row[]
 }
 
 async function startToolport(name: string, port: number, redisUrl: string | null): Promise<{ child: Child; base: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', TOOL_PLUGINS: path.join(BENCH_DIR, 'plugins/bench-tools.ts') };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    TOOL_PLUGINS: path.join(BENCH_DIR, 'plugins/bench-tools.ts'),
+  };
   delete env.REDIS_URL; // never the shell's: it could be the shared Redis
   if (redisUrl !== null) env.REDIS_URL = redisUrl;
   const child = startChild(`toolport (${name})`, process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env });

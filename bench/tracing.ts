@@ -39,7 +39,14 @@ interface Server {
 }
 
 async function startToolport(name: string, root: string, port: number, env: NodeJS.ProcessEnv): Promise<Server> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', TOOL_PLUGINS: path.join(BENCH_DIR, 'plugins/bench-tools.ts'), ...env };
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    TOOL_PLUGINS: path.join(BENCH_DIR, 'plugins/bench-tools.ts'),
+    ...env,
+  };
   delete childEnv.REDIS_URL;
   for (const key of Object.keys(childEnv)) if (key.startsWith('OTEL_') && !(key in env)) delete childEnv[key];
   const child = startChild(name, process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: root, env: childEnv });
@@ -63,10 +70,13 @@ async function main(): Promise<void> {
     servers.push(await startToolport('tracing off', ROOT, offPort, {}));
     servers.push(await startToolport('tracing on (always_on)', ROOT, onPort, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'always_on' }));
     // The SDK and its context propagation running, no span recorded: what tracing costs before any span.
-    servers.push(await startToolport('tracing on (always_off)', ROOT, unsampledPort, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'always_off' }));
+    servers.push(
+      await startToolport('tracing on (always_off)', ROOT, unsampledPort, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'always_off' }),
+    );
     const body = JSON.stringify({ id: 'call_1', name: 'echo', arguments: { text: 'hello' } });
     const headers = { 'content-type': 'application/json', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
-    const request = (server: Server, duration: number) => load({ url: `${server.url}/tools/invoke`, method: 'POST', headers, body, connections: CONNECTIONS, duration });
+    const request = (server: Server, duration: number) =>
+      load({ url: `${server.url}/tools/invoke`, method: 'POST', headers, body, connections: CONNECTIONS, duration });
     for (const server of servers) await request(server, 2); // warm-up
     for (let slice = 0; slice < seconds / SLICE_SECONDS; slice++) {
       for (const server of slice % 2 === 0 ? servers : [...servers].reverse()) {
@@ -83,7 +93,9 @@ async function main(): Promise<void> {
     console.log('server                          req/s    CPU µs/request   vs tracing off   non-2xx');
     for (const s of servers) {
       const ratio = perRequest(s) / perRequest(off);
-      console.log(`${s.name.padEnd(30)} ${(s.requests / seconds).toFixed(0).padStart(6)}   ${perRequest(s).toFixed(1).padStart(14)}   ${`${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)} %`.padStart(14)}   ${String(s.non2xx).padStart(7)}`);
+      console.log(
+        `${s.name.padEnd(30)} ${(s.requests / seconds).toFixed(0).padStart(6)}   ${perRequest(s).toFixed(1).padStart(14)}   ${`${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)} %`.padStart(14)}   ${String(s.non2xx).padStart(7)}`,
+      );
     }
     console.log(`OTLP bytes exported: ${await (await fetch(`${endpoint}/bytes`)).text()}`);
   } finally {

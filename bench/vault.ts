@@ -13,7 +13,19 @@ const CALLS = Number(process.env.BENCH_CALLS ?? 200_000);
 const store = new MemoryCredentials();
 const vault = new Vault({
   definitions: new Map([
-    ['github', { name: 'github', kind: 'oauth2', authorizeUrl: 'https://p/auth', tokenUrl: 'https://p/token', clientId: 'c', clientSecret: null, scopes: ['repo'], issuer: null }],
+    [
+      'github',
+      {
+        name: 'github',
+        kind: 'oauth2',
+        authorizeUrl: 'https://p/auth',
+        tokenUrl: 'https://p/token',
+        clientId: 'c',
+        clientSecret: null,
+        scopes: ['repo'],
+        issuer: null,
+      },
+    ],
     ['weather', { name: 'weather', kind: 'secret' }],
   ]),
   store,
@@ -22,7 +34,12 @@ const vault = new Vault({
   publicUrl: 'https://toolport.example',
   log: pino({ level: 'silent' }),
 });
-await vault.storeGrant('agent', 'github', { accessToken: `gho_${'x'.repeat(36)}`, refreshToken: 'r'.repeat(40), expiresAt: Date.now() + 3_600_000, scopes: ['repo'] });
+await vault.storeGrant('agent', 'github', {
+  accessToken: `gho_${'x'.repeat(36)}`,
+  refreshToken: 'r'.repeat(40),
+  expiresAt: Date.now() + 3_600_000,
+  scopes: ['repo'],
+});
 await vault.putSecret('agent', 'weather', 'k'.repeat(32));
 
 async function measure(label: string, run: () => Promise<unknown>): Promise<void> {
@@ -32,7 +49,9 @@ async function measure(label: string, run: () => Promise<unknown>): Promise<void
   for (let i = 0; i < CALLS; i++) await run();
   const used = process.cpuUsage(cpu);
   const wall = performance.now() - started;
-  process.stdout.write(`${label}: ${(((used.user + used.system) / CALLS)).toFixed(2)} µs CPU per lookup (${((wall * 1000) / CALLS).toFixed(2)} µs wall), ${CALLS} lookups\n`);
+  process.stdout.write(
+    `${label}: ${((used.user + used.system) / CALLS).toFixed(2)} µs CPU per lookup (${((wall * 1000) / CALLS).toFixed(2)} µs wall), ${CALLS} lookups\n`,
+  );
 }
 
 await measure('oauth2 token (not due for refresh)', () => vault.secret('agent', 'github'));

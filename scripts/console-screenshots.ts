@@ -28,7 +28,12 @@ const createTicket = defineTool({
       title: { type: 'string', minLength: 1, maxLength: 120 },
       priority: { type: 'string', enum: ['low', 'normal', 'urgent'] },
       labels: { type: 'array', items: { type: 'string' }, maxItems: 5 },
-      assignee: { type: 'object', properties: { name: { type: 'string' }, email: { type: 'string', format: 'email' } }, required: ['name'], additionalProperties: false },
+      assignee: {
+        type: 'object',
+        properties: { name: { type: 'string' }, email: { type: 'string', format: 'email' } },
+        required: ['name'],
+        additionalProperties: false,
+      },
     },
     required: ['title', 'priority'],
   },
@@ -50,7 +55,11 @@ async function call(name: string, args: unknown, session?: string): Promise<Reco
 }
 
 const session = 'release-2026-11';
-await call('planning_setup_plan', { objective: 'Release toolport 0.2', initial_steps: ['Freeze the branch', 'Run the soak test', 'Write the release notes', 'Tag and publish'] }, session);
+await call(
+  'planning_setup_plan',
+  { objective: 'Release toolport 0.2', initial_steps: ['Freeze the branch', 'Run the soak test', 'Write the release notes', 'Tag and publish'] },
+  session,
+);
 await call('planning_update_step', { step_id: 1, status: 'done' }, session);
 await call('planning_update_step', { step_id: 2, status: 'in_progress' }, session);
 await call('add', { a: 2, b: 3 });

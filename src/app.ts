@@ -117,11 +117,14 @@ function openVault(config: Config, registry: ToolRegistry, sources: ToolSources 
   const definitions = sources?.credentials ?? new Map();
   for (const tool of registry.list()) {
     const undeclared = tool.credentials.find((name) => !definitions.has(name));
-    if (undeclared !== undefined) throw new ConfigError(`tool "${tool.name}" needs the credential "${undeclared}", which TOOLS_FILE does not declare under credentials:`);
+    if (undeclared !== undefined)
+      throw new ConfigError(`tool "${tool.name}" needs the credential "${undeclared}", which TOOLS_FILE does not declare under credentials:`);
   }
   if (definitions.size === 0) return null;
-  if (config.secretsKey === null) throw new ConfigError('TOOLS_FILE declares credentials, so SECRETS_KEY must be set: 32 bytes as 64 hex characters or base64 (openssl rand -hex 32)');
-  if (config.publicUrl === null) throw new ConfigError('TOOLS_FILE declares credentials, so PUBLIC_URL must be set: where people open connect links and where providers redirect back');
+  if (config.secretsKey === null)
+    throw new ConfigError('TOOLS_FILE declares credentials, so SECRETS_KEY must be set: 32 bytes as 64 hex characters or base64 (openssl rand -hex 32)');
+  if (config.publicUrl === null)
+    throw new ConfigError('TOOLS_FILE declares credentials, so PUBLIC_URL must be set: where people open connect links and where providers redirect back');
   return new Vault({
     definitions,
     store: store.credentials,
@@ -140,7 +143,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const logger = options.logger ?? createLogger(config);
   // The SDK is loaded only now, and only when configured: otherwise nothing of OpenTelemetry runs.
   const tracing = config.tracing ? await startTracing(VERSION) : null;
-  const tokens = config.authIssuer === null ? null : new TokenVerifier({ issuer: config.authIssuer, audiences: audiencesOf(config), groupsClaim: config.authGroupsClaim, log: logger });
+  const tokens =
+    config.authIssuer === null
+      ? null
+      : new TokenVerifier({ issuer: config.authIssuer, audiences: audiencesOf(config), groupsClaim: config.authGroupsClaim, log: logger });
   // Users without a keys file: no keys, and every verified user may call every tool.
   const keys = config.apiKeysFile !== null ? ApiKeys.load(config.apiKeysFile) : tokens !== null ? ApiKeys.none() : null;
   const authConfigured = keys !== null;
@@ -155,7 +161,17 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const metrics = new Metrics();
   let policy: PolicyParts;
   try {
-    await registerBuiltins(registry, { registry, store, keys, provenance, workspaceRoot: config.workspaceRoot, results, maxContentChars: config.maxContentChars, groups: config.builtins, search });
+    await registerBuiltins(registry, {
+      registry,
+      store,
+      keys,
+      provenance,
+      workspaceRoot: config.workspaceRoot,
+      results,
+      maxContentChars: config.maxContentChars,
+      groups: config.builtins,
+      search,
+    });
     builtins = new Set(registry.list().map((t) => t.name));
     if (options.register) await registry.withSource('app options', () => options.register!(registry));
     await loadPlugins(registry, config.toolPlugins);
@@ -298,7 +314,16 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(sessionRoutes, { store });
   await app.register(metricsRoutes, { metrics });
   await app.register(ledgerRoutes, { ledger: store.ledger });
-  await app.register(mcpRoutes, { dispatcher, registry, version: VERSION, metrics, tasks, results, taskInlineMs: config.mcpTaskInlineMs, approvals: new McpApprovals(policy.approvals) });
+  await app.register(mcpRoutes, {
+    dispatcher,
+    registry,
+    version: VERSION,
+    metrics,
+    tasks,
+    results,
+    taskInlineMs: config.mcpTaskInlineMs,
+    approvals: new McpApprovals(policy.approvals),
+  });
   await app.register(callRoutes, { feed });
   await app.register(callerRoutes, { keysRequired: authConfigured });
   await app.register(consoleRoutes);

@@ -161,7 +161,10 @@ function clusterNodes(env: Env): { host: string; port: number }[] | null {
 /** BUILTINS: comma-separated groups, or `all` (the default) or `none` alone. */
 function builtinGroups(env: Env): ReadonlySet<BuiltinGroup> {
   const raw = text(env, 'BUILTINS') ?? 'all';
-  const names = raw.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+  const names = raw
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== '');
   if (names.length === 1 && names[0] === 'all') return new Set(BUILTIN_GROUPS);
   if (names.length === 1 && names[0] === 'none') return new Set<BuiltinGroup>();
   const unknown = names.filter((name) => !(BUILTIN_GROUPS as readonly string[]).includes(name));
@@ -204,7 +207,10 @@ const set = (env: Env, name: string) => (env[name] ?? '').trim() !== '';
  */
 export function tracingWanted(env: Env): boolean {
   if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false;
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (exporters.includes('none')) return false;
   return exporters.length > 0 || set(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') || set(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
 }
@@ -240,7 +246,10 @@ export function loadConfig(env: Env = process.env): Config {
     redisClusterNodes: cluster === null ? null : Object.freeze(cluster),
     keyPrefix,
     toolPlugins: Object.freeze(
-      (text(env, 'TOOL_PLUGINS') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''),
+      (text(env, 'TOOL_PLUGINS') ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
     ),
     toolsFile: text(env, 'TOOLS_FILE') ?? null,
     apiKeysFile: text(env, 'API_KEYS_FILE') ?? null,

@@ -129,12 +129,32 @@ export class Metrics {
   readonly #app = new Registry();
   readonly registry: Registry;
   readonly #series = new Map<string, ToolSeries>();
-  readonly #conflicts = new OneLabelCounter('toolport_session_commit_conflicts_total', 'Session commits refused because a key read had changed (the handler ran again)', 'tool');
-  readonly #ledger = new OneLabelCounter('toolport_ledger_lookups_total', 'Effect ledger lookups by result: hit (replayed), miss (ran), wait (waited for a running twin), in_progress', 'result');
-  readonly #storeErrors = new Counter({ name: 'toolport_store_errors_total', help: 'Requests answered 503 because the store could not be reached', registers: [this.#app] });
+  readonly #conflicts = new OneLabelCounter(
+    'toolport_session_commit_conflicts_total',
+    'Session commits refused because a key read had changed (the handler ran again)',
+    'tool',
+  );
+  readonly #ledger = new OneLabelCounter(
+    'toolport_ledger_lookups_total',
+    'Effect ledger lookups by result: hit (replayed), miss (ran), wait (waited for a running twin), in_progress',
+    'result',
+  );
+  readonly #storeErrors = new Counter({
+    name: 'toolport_store_errors_total',
+    help: 'Requests answered 503 because the store could not be reached',
+    registers: [this.#app],
+  });
   readonly #tasks = new OneLabelCounter('toolport_tasks_total', 'Tasks ended by the replica that ran them, by status (completed, failed, cancelled)', 'status');
-  readonly #approvals = new OneLabelCounter('toolport_approvals_total', 'Approval steps (SPEC §14) by outcome: requested, approved, denied, expired, executed, replayed', 'outcome');
-  readonly #rateLimited = new OneLabelCounter('toolport_rate_limited_total', 'Requests answered 429 because the API key passed its rate_per_min, by caller', 'caller');
+  readonly #approvals = new OneLabelCounter(
+    'toolport_approvals_total',
+    'Approval steps (SPEC §14) by outcome: requested, approved, denied, expired, executed, replayed',
+    'outcome',
+  );
+  readonly #rateLimited = new OneLabelCounter(
+    'toolport_rate_limited_total',
+    'Requests answered 429 because the API key passed its rate_per_min, by caller',
+    'caller',
+  );
 
   constructor() {
     const register = (metric: ScrapedMetric) => this.#app.registerMetric(metric as unknown as Metric);

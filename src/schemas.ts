@@ -32,7 +32,24 @@ export const invocationResultSchema = {
       properties: {
         code: {
           type: 'string',
-          enum: ['unknown_tool', 'invalid_arguments', 'handler_error', 'deadline_exceeded', 'in_progress', 'result_invalid', 'tool_failed', 'cancelled', 'upstream_rejected', 'upstream_unavailable', 'tool_changed', 'authorization_required', 'approval_required', 'policy_denied', 'approval_denied', 'approval_expired'],
+          enum: [
+            'unknown_tool',
+            'invalid_arguments',
+            'handler_error',
+            'deadline_exceeded',
+            'in_progress',
+            'result_invalid',
+            'tool_failed',
+            'cancelled',
+            'upstream_rejected',
+            'upstream_unavailable',
+            'tool_changed',
+            'authorization_required',
+            'approval_required',
+            'policy_denied',
+            'approval_denied',
+            'approval_expired',
+          ],
         },
         detail: { type: 'string' },
       },
@@ -48,7 +65,12 @@ export const invocationResultSchema = {
     approval: {
       type: 'object',
       description: 'present when the call waits for (or was refused by) a person: the approval to decide at its url (SPEC §14)',
-      properties: { id: { type: 'string' }, url: { type: 'string' }, status: { type: 'string', enum: ['pending', 'approved', 'denied', 'expired', 'executed'] }, expires_at: { type: 'string', format: 'date-time' } },
+      properties: {
+        id: { type: 'string' },
+        url: { type: 'string' },
+        status: { type: 'string', enum: ['pending', 'approved', 'denied', 'expired', 'executed'] },
+        expires_at: { type: 'string', format: 'date-time' },
+      },
       required: ['id', 'url', 'status', 'expires_at'],
     },
     result_ref: {
@@ -59,12 +81,28 @@ export const invocationResultSchema = {
     },
     authorization: {
       type: 'object',
-      description: 'present with authorization_required: a single-use link (10 minutes, bound to the calling user) where the person connects the credential; then the same call works',
+      description:
+        'present with authorization_required: a single-use link (10 minutes, bound to the calling user) where the person connects the credential; then the same call works',
       properties: { credential: { type: 'string' }, url: { type: 'string' } },
       required: ['credential', 'url'],
     },
   },
-  required: ['id', 'name', 'success', 'message', 'value', 'exclude_value_from_context', 'error', 'content', 'tool_message', 'replayed', 'effect_id', 'idempotency_key', 'tool_hash', 'duration_ms'],
+  required: [
+    'id',
+    'name',
+    'success',
+    'message',
+    'value',
+    'exclude_value_from_context',
+    'error',
+    'content',
+    'tool_message',
+    'replayed',
+    'effect_id',
+    'idempotency_key',
+    'tool_hash',
+    'duration_ms',
+  ],
 };
 
 export const turnResultSchema = {
@@ -86,7 +124,10 @@ export const toolListSchema = {
   required: ['tools', 'hash'],
 };
 
-export const problemResponse = (description = 'problem details') => ({ description, content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } });
+export const problemResponse = (description = 'problem details') => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
+});
 
 export const problemResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, problemResponse()]));
 
@@ -110,7 +151,11 @@ export const taskSchema = {
     queued: { type: 'boolean', description: 'working, but waiting for a free slot (TASK_CONCURRENCY) on some replica' },
     approval: { ...anyJson, description: 'input_required: the approval the task waits for' },
     authorization: { ...anyJson, description: 'input_required: the authorization (connect link) the task waits for' },
-    input_requests: { type: 'object', additionalProperties: anyJson, description: 'input_required: requests for the MCP client, keyed (answered with tasks/update)' },
+    input_requests: {
+      type: 'object',
+      additionalProperties: anyJson,
+      description: 'input_required: requests for the MCP client, keyed (answered with tasks/update)',
+    },
     result: { ...anyJson, description: 'once ended with a result: exactly what the synchronous request would have answered' },
     error: { ...taskError, description: 'a task that ended failed or cancelled without a result: why (worker_lost, cancelled, deadline_exceeded…)' },
   },

@@ -7,7 +7,6 @@ import { ToolDefinitionError } from './tools/registry.ts';
 import { ToolsFileError } from './sources/entry.ts';
 import { stopTracing } from './tracing/index.ts';
 
-
 async function main(): Promise<void> {
   let config: Config;
   try {

@@ -19,21 +19,22 @@ export function isRunning(child: Child): boolean {
   return child.proc.exitCode === null && child.proc.signalCode === null;
 }
 
-export function startChild(
-  name: string,
-  command: string,
-  args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv },
-): Child {
+export function startChild(name: string, command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Child {
   // Not detached: the child stays in our process group, so a terminal Ctrl-C reaches it too.
   const proc = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   // Pipes must be drained even if we never print them, or a chatty child blocks on write.
-  proc.stdout?.on('data', (chunk: Buffer) => { stdout = (stdout + chunk.toString()).slice(-TAIL_CHARS); });
-  proc.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-TAIL_CHARS); });
+  proc.stdout?.on('data', (chunk: Buffer) => {
+    stdout = (stdout + chunk.toString()).slice(-TAIL_CHARS);
+  });
+  proc.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-TAIL_CHARS);
+  });
   // A spawn failure (e.g. ENOENT) is reported through output() instead of crashing the harness.
-  proc.on('error', (err) => { stderr += `\n[spawn error] ${err.message}`; });
+  proc.on('error', (err) => {
+    stderr += `\n[spawn error] ${err.message}`;
+  });
   const child: Child = {
     name,
     proc,
@@ -47,12 +48,7 @@ export function startChild(
  * Poll `probe` until it returns true. Fails fast if the child dies, and names the
  * child plus its output on timeout, so a broken server is diagnosable from the log.
  */
-export async function waitUntilReady(
-  child: Child,
-  what: string,
-  probe: () => Promise<boolean>,
-  timeoutMs = 20_000,
-): Promise<void> {
+export async function waitUntilReady(child: Child, what: string, probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (!isRunning(child) || child.proc.pid === undefined) {

@@ -27,17 +27,36 @@ export class RedisCluster {
     if (ports.includes(6379)) throw new Error('refusing to use the shared port 6379');
     const dir = await mkdtemp(path.join(tmpdir(), 'toolport-cluster-'));
     const children = ports.map((port) =>
-      startChild(`redis cluster node :${port}`, 'redis-server', [
-        '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-        '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000',
-      ], { cwd: dir, env: process.env }),
+      startChild(
+        `redis cluster node :${port}`,
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--cluster-node-timeout',
+          '2000',
+        ],
+        { cwd: dir, env: process.env },
+      ),
     );
     const cluster = new RedisCluster(ports, children, dir);
     try {
       for (const [i, port] of ports.entries()) {
         await waitUntilReady(children[i]!, 'PING → PONG', async () => (await cli(port, 'ping')).stdout.trim() === 'PONG');
       }
-      await execFileAsync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 });
+      await execFileAsync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], {
+        timeout: 30_000,
+      });
       for (let i = 0; ; i++) {
         const states = await Promise.all(ports.map(async (port) => (await cli(port, 'cluster', 'info')).stdout.includes('cluster_state:ok')));
         if (states.every(Boolean)) break;
@@ -46,7 +65,9 @@ export class RedisCluster {
       }
     } catch (err) {
       await cluster.stop();
-      throw new Error(`no throwaway Redis Cluster could be started (redis-server and redis-cli needed): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`no throwaway Redis Cluster could be started (redis-server and redis-cli needed): ${err instanceof Error ? err.message : String(err)}`, {
+        cause: err,
+      });
     }
     return cluster;
   }

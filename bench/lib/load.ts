@@ -73,7 +73,16 @@ export function load(options: autocannon.Options, latencies = new Latencies(), s
       const seconds = result.duration;
       // Only 2xx answers count as served requests (same rule as autocannon's own histogram).
       const served = (result as unknown as { '2xx': number })['2xx'];
-      resolve({ reqPerSec: served / seconds, requests: served, seconds, non2xx: result.non2xx, errors: result.errors, p50Ms: own.percentile(50), p99Ms: own.percentile(99), cpuSeconds: cpu });
+      resolve({
+        reqPerSec: served / seconds,
+        requests: served,
+        seconds,
+        non2xx: result.non2xx,
+        errors: result.errors,
+        p50Ms: own.percentile(50),
+        p99Ms: own.percentile(99),
+        cpuSeconds: cpu,
+      });
     });
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
       if (statusCode < 200 || statusCode > 299) return;

@@ -17,6 +17,9 @@ export async function anthropicLoop(anthropic: Anthropic, toolport: ToolportClie
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const toolport = new ToolportClient({ baseUrl: process.env.TOOLPORT_URL ?? 'http://127.0.0.1:8080', ...(process.env.TOOLPORT_API_KEY && { apiKey: process.env.TOOLPORT_API_KEY }) });
+  const toolport = new ToolportClient({
+    baseUrl: process.env.TOOLPORT_URL ?? 'http://127.0.0.1:8080',
+    ...(process.env.TOOLPORT_API_KEY && { apiKey: process.env.TOOLPORT_API_KEY }),
+  });
   console.log(await anthropicLoop(new Anthropic(), toolport, process.env.MODEL ?? 'claude-sonnet-4-5', process.argv[2] ?? 'What is 2 + 3? Use the add tool.'));
 }

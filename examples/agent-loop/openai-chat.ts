@@ -22,6 +22,9 @@ export async function chatLoop(openai: OpenAI, toolport: ToolportClient, model: 
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const toolport = new ToolportClient({ baseUrl: process.env.TOOLPORT_URL ?? 'http://127.0.0.1:8080', ...(process.env.TOOLPORT_API_KEY && { apiKey: process.env.TOOLPORT_API_KEY }) });
+  const toolport = new ToolportClient({
+    baseUrl: process.env.TOOLPORT_URL ?? 'http://127.0.0.1:8080',
+    ...(process.env.TOOLPORT_API_KEY && { apiKey: process.env.TOOLPORT_API_KEY }),
+  });
   console.log(await chatLoop(new OpenAI(), toolport, process.env.MODEL ?? 'gpt-4.1-mini', process.argv[2] ?? 'What is 2 + 3? Use the add tool.'));
 }

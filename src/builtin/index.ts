@@ -29,7 +29,9 @@ const GROUPS: Record<BuiltinGroup, (registry: ToolRegistry, deps: BuiltinDeps) =
   planning: (registry) => registry.withSource('built-in planning tools', () => registerPlanningTools(registry)),
   introspect: (registry, deps) => registry.withSource('built-in introspect tools', () => registerIntrospectTools(registry, deps)),
   results: (registry, deps) =>
-    registry.withSource('built-in result_read tool', () => registry.registerTool(resultReadTool(deps.results, deps.maxContentChars) as unknown as ToolDefinition)),
+    registry.withSource('built-in result_read tool', () =>
+      registry.registerTool(resultReadTool(deps.results, deps.maxContentChars) as unknown as ToolDefinition),
+    ),
   workspace: async (registry, deps) => {
     if (deps.workspaceRoot === null) return;
     const root = await workspaceRoot(deps.workspaceRoot);

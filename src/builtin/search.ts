@@ -34,7 +34,10 @@ export function searchTools(search: ToolSearch): ToolDefinition[] {
       const hits = search.search(params.query, params.limit ?? DEFAULT_LIMIT, allowsOf(context));
       const value = { tools: hits.map((h) => ({ ...(nativeFormat.renderTool(h.tool) as Record<string, unknown>), score: h.score })), query: params.query };
       const lines = hits.map((h) => `- ${h.tool.name}: ${h.tool.description.split(/(?<=\.)\s/)[0]}`);
-      return ok(value, hits.length === 0 ? 'No tool matches; try other words.' : `Tools for "${params.query}" (call one with tool_invoke):\n${lines.join('\n')}`);
+      return ok(
+        value,
+        hits.length === 0 ? 'No tool matches; try other words.' : `Tools for "${params.query}" (call one with tool_invoke):\n${lines.join('\n')}`,
+      );
     },
   };
   const toolInvoke: ToolDefinition<{ name: string; arguments?: Record<string, unknown> }> = {
@@ -49,10 +52,12 @@ export function searchTools(search: ToolSearch): ToolDefinition[] {
       required: ['name'],
     },
     handler: async (params, context) => {
-      if (params.name === 'tool_invoke') throw new ToolFailure('handler_error', 'tool_invoke cannot call itself: name the tool to call.', 'tool_invoke of tool_invoke');
+      if (params.name === 'tool_invoke')
+        throw new ToolFailure('handler_error', 'tool_invoke cannot call itself: name the tool to call.', 'tool_invoke of tool_invoke');
       const result = await context.invoke(params.name, params.arguments ?? {});
       // The invoked tool's own failure code (unknown_tool, invalid_arguments, …) is the answer's.
-      if (result.error !== null && result.error.code !== 'tool_failed') throw new ToolFailure(result.error.code as HandlerFailureCode, result.message, result.error.detail);
+      if (result.error !== null && result.error.code !== 'tool_failed')
+        throw new ToolFailure(result.error.code as HandlerFailureCode, result.message, result.error.detail);
       return { message: result.message, value: result.value, success: result.success };
     },
   };

@@ -89,7 +89,17 @@ export class AccessRules {
     // What the user sees depends on their groups only: callers of the same groups share tool lists.
     const catalogKey = `groups:${[...user.groups].sort().join('\n')}`;
     if (this.#rules === null) {
-      return Object.freeze({ id: principal.id, catalogKey, admin: false, ratePerMin: null, principal, user: identity, allows: () => true, missingScope: () => null, mayCall: () => true });
+      return Object.freeze({
+        id: principal.id,
+        catalogKey,
+        admin: false,
+        ratePerMin: null,
+        principal,
+        user: identity,
+        allows: () => true,
+        missingScope: () => null,
+        mayCall: () => true,
+      });
     }
     const inGroups = this.#rules.filter((rule) => rule.groups === null || rule.groups.some((g) => user.groups.includes(g)));
     const granted = inGroups.filter((rule) => rule.scopes.every((s) => user.scopes.includes(s)));

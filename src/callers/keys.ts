@@ -142,7 +142,8 @@ export class ApiKeys {
   bindToolsets(known: ReadonlySet<string>, membership: ToolsetMembership): void {
     for (const { caller } of this.#keys) {
       const unknown = caller.toolsets?.find((t) => !known.has(t));
-      if (unknown !== undefined) throw new ConfigError(`API_KEYS_FILE: key "${caller.id}" is bound to toolset "${unknown}", which the tools file does not define`);
+      if (unknown !== undefined)
+        throw new ConfigError(`API_KEYS_FILE: key "${caller.id}" is bound to toolset "${unknown}", which the tools file does not define`);
     }
     this.#membership = membership;
   }

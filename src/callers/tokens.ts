@@ -34,7 +34,6 @@ export function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
 }
 
-
 function claimAt(payload: JWTPayload, path: string): unknown {
   if (path in payload) return payload[path];
   let value: unknown = payload;
@@ -104,7 +103,7 @@ export class TokenVerifier {
       if (jwks !== undefined && jwks !== this.#known?.jwks) this.#known = { jwks, local: createLocalJWKSet(jwks) };
       return key;
     } catch (err) {
-      if (!(err instanceof errors.JWKSTimeout || err instanceof TypeError || err instanceof errors.JOSEError && err.code === 'ERR_JOSE_GENERIC')) throw err;
+      if (!(err instanceof errors.JWKSTimeout || err instanceof TypeError || (err instanceof errors.JOSEError && err.code === 'ERR_JOSE_GENERIC'))) throw err;
       this.#unreachableUntil = Date.now() + RETRY_MS;
       this.#o.log.warn({ err, issuer: this.#o.issuer }, 'the JWKS cannot be fetched: verifying with the keys fetched before');
       if (this.#known === null) throw new TokenRefused('the identity provider cannot be reached to verify tokens');

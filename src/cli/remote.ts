@@ -23,7 +23,11 @@ async function talking<T>(url: string, work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (err) {
     if (err instanceof ToolportUnavailableError) {
-      throw new CliError(err.status === null ? `cannot reach toolport at ${url} (${err.message.replace(/^.*did not answer: /, '')}); is it running? set TOOLPORT_URL` : err.message);
+      throw new CliError(
+        err.status === null
+          ? `cannot reach toolport at ${url} (${err.message.replace(/^.*did not answer: /, '')}); is it running? set TOOLPORT_URL`
+          : err.message,
+      );
     }
     if (err instanceof UnauthorizedError) throw new CliError(`the key was refused (401): ${err.problem.detail ?? 'set TOOLPORT_API_KEY'}`);
     if (err instanceof ForbiddenError) throw new CliError(`not allowed (403): ${err.problem.detail ?? 'this key may not do that'}`);
@@ -80,11 +84,16 @@ export function argumentsOf(pairs: readonly string[], json: string | undefined):
   return args;
 }
 
-export async function callTool(env: Env, rest: readonly string[], values: { json?: string | undefined; session?: string | undefined; timeout?: string | undefined; raw?: boolean | undefined }): Promise<number> {
+export async function callTool(
+  env: Env,
+  rest: readonly string[],
+  values: { json?: string | undefined; session?: string | undefined; timeout?: string | undefined; raw?: boolean | undefined },
+): Promise<number> {
   const [tool, ...pairs] = rest;
   if (tool === undefined) throw new UsageError('call needs a tool name: toolport call <tool> [key=value …]');
   const args = argumentsOf(pairs, values.json);
-  if (values.timeout !== undefined && !/^\d{1,9}$/.test(values.timeout)) throw new UsageError(`--timeout is a whole number of milliseconds, got "${values.timeout}"`);
+  if (values.timeout !== undefined && !/^\d{1,9}$/.test(values.timeout))
+    throw new UsageError(`--timeout is a whole number of milliseconds, got "${values.timeout}"`);
   const { client, url } = clientOf(env);
   const result = await talking(url, () =>
     client.invoke(tool, args, {

@@ -7,7 +7,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { problemError, ToolportUnavailableError, type Problem } from './errors.ts';
-import type { Approval, ApprovalDecision, ClientOptions, Format, InvocationResult, InvokeOptions, ResultResource, Task, ToolList, TurnResult } from './types.ts';
+import type {
+  Approval,
+  ApprovalDecision,
+  ClientOptions,
+  Format,
+  InvocationResult,
+  InvokeOptions,
+  ResultResource,
+  Task,
+  ToolList,
+  TurnResult,
+} from './types.ts';
 
 export * from './errors.ts';
 export type * from './types.ts';
@@ -75,7 +86,11 @@ export class ToolportClient {
 
   /** Approvals this key may decide, and its own requests (default: the pending ones). */
   async listApprovals(options: { status?: Approval['status'] } = {}): Promise<Approval[]> {
-    const answer = await this.#send<{ approvals: Approval[] } | Approval[]>({ method: 'GET', path: '/approvals', query: { status: options.status ?? 'pending' } });
+    const answer = await this.#send<{ approvals: Approval[] } | Approval[]>({
+      method: 'GET',
+      path: '/approvals',
+      query: { status: options.status ?? 'pending' },
+    });
     return Array.isArray(answer) ? answer : answer.approvals;
   }
 

@@ -13,15 +13,27 @@ export function createCallsPage(section, context) {
   const body = h('tbody', {});
   const columns = ['Time', 'Tool', 'Outcome', 'Duration', 'Session', 'Caller', 'Error code'];
   if (caller.admin) columns.push('Details');
-  const table = h('table', { class: 'calls', id: 'calls-table' }, h('caption', { class: 'visually-hidden' }, 'Recent calls, newest first'), h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col' }, c)))), body);
+  const table = h(
+    'table',
+    { class: 'calls', id: 'calls-table' },
+    h('caption', { class: 'visually-hidden' }, 'Recent calls, newest first'),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        columns.map((c) => h('th', { scope: 'col' }, c)),
+      ),
+    ),
+    body,
+  );
   let paused = false;
   let held = [];
 
-  add(section, 
-    h('div', { class: 'toolbar' },
-      h('div', { class: 'field' }, h('label', { for: 'calls-filter' }, 'Filter'), filter),
-      pause,
-      status),
+  add(
+    section,
+    h('div', { class: 'toolbar' }, h('div', { class: 'field' }, h('label', { for: 'calls-filter' }, 'Filter'), filter), pause, status),
     caller.admin ? null : h('p', { class: 'muted' }, 'Arguments and results are shown to admin keys only; this key sees its own calls.'),
     h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Recent calls' }, table),
   );
@@ -35,7 +47,12 @@ export function createCallsPage(section, context) {
   function row(entry) {
     const cells = [
       h('td', {}, h('time', { datetime: entry.at }, clockTime(entry.at))),
-      h('td', {}, h('a', { href: `#tools/${encodeURIComponent(entry.tool)}` }, entry.tool), entry.parent_call_id ? h('span', { class: 'muted small' }, ' (nested)') : null),
+      h(
+        'td',
+        {},
+        h('a', { href: `#tools/${encodeURIComponent(entry.tool)}` }, entry.tool),
+        entry.parent_call_id ? h('span', { class: 'muted small' }, ' (nested)') : null,
+      ),
       h('td', {}, outcomeBadge(entry.success ? 'success' : 'failed'), entry.replayed ? h('span', { class: 'badge' }, 'replayed') : null),
       h('td', { class: 'num' }, duration(entry.duration_ms)),
       h('td', {}, entry.session ? h('a', { href: `#sessions/${encodeURIComponent(entry.session)}` }, entry.session) : '—'),
@@ -44,12 +61,24 @@ export function createCallsPage(section, context) {
     ];
     const tr = h('tr', { 'data-entry': entry.id, 'data-tool': entry.tool }, cells);
     if (!caller.admin) return [tr];
-    const details = h('tr', { class: 'details', hidden: true }, h('td', { colspan: columns.length },
-      h('div', { class: 'pair' },
-        h('section', { 'aria-label': 'Arguments' }, h('h4', {}, 'Arguments'), jsonBlock(entry.arguments, 'call arguments')),
-        h('section', { 'aria-label': 'Result' }, h('h4', {}, 'Result'), jsonBlock(entry.result, 'call result'))),
-      h('p', { class: 'muted small' }, `call ${entry.call_id} · request ${entry.request_id}`),
-      entry.result?.idempotency_key ? h('p', {}, h('a', { href: `#ledger/${encodeURIComponent(entry.result.idempotency_key)}` }, 'Open its ledger entry')) : null));
+    const details = h(
+      'tr',
+      { class: 'details', hidden: true },
+      h(
+        'td',
+        { colspan: columns.length },
+        h(
+          'div',
+          { class: 'pair' },
+          h('section', { 'aria-label': 'Arguments' }, h('h4', {}, 'Arguments'), jsonBlock(entry.arguments, 'call arguments')),
+          h('section', { 'aria-label': 'Result' }, h('h4', {}, 'Result'), jsonBlock(entry.result, 'call result')),
+        ),
+        h('p', { class: 'muted small' }, `call ${entry.call_id} · request ${entry.request_id}`),
+        entry.result?.idempotency_key
+          ? h('p', {}, h('a', { href: `#ledger/${encodeURIComponent(entry.result.idempotency_key)}` }, 'Open its ledger entry'))
+          : null,
+      ),
+    );
     const toggle = h('button', { type: 'button', class: 'small', 'aria-expanded': 'false', 'aria-label': `Details of call ${entry.call_id}` }, 'Show');
     toggle.addEventListener('click', () => {
       details.hidden = !details.hidden;

@@ -10,27 +10,50 @@ export function createLedgerPage(section, context) {
   }
   const keyInput = h('input', { id: 'ledger-key', type: 'text', autocomplete: 'off', spellcheck: 'false', required: true, placeholder: 'global:tool:…' });
   const found = h('div', { 'aria-live': 'polite' });
-  const lookup = h('form', { class: 'stack', 'aria-label': 'Look up a ledger entry' },
+  const lookup = h(
+    'form',
+    { class: 'stack', 'aria-label': 'Look up a ledger entry' },
     h('div', { class: 'field' }, h('label', { for: 'ledger-key' }, 'Idempotency key'), keyInput),
-    h('div', {}, h('button', { type: 'submit', class: 'primary' }, 'Look up')), found);
+    h('div', {}, h('button', { type: 'submit', class: 'primary' }, 'Look up')),
+    found,
+  );
 
   const toolSelect = h('select', { id: 'ledger-tool' });
   const toolOutcome = h('p', { role: 'status', class: 'muted' });
-  const byTool = h('form', { class: 'stack', 'aria-label': "Invalidate a tool's entries" },
+  const byTool = h(
+    'form',
+    { class: 'stack', 'aria-label': "Invalidate a tool's entries" },
     h('div', { class: 'field' }, h('label', { for: 'ledger-tool' }, 'Tool'), toolSelect),
-    h('div', {}, h('button', { type: 'submit', class: 'danger' }, 'Invalidate every entry of this tool')), toolOutcome);
+    h('div', {}, h('button', { type: 'submit', class: 'danger' }, 'Invalidate every entry of this tool')),
+    toolOutcome,
+  );
 
-  const scopeInput = h('input', { id: 'ledger-scope', type: 'text', autocomplete: 'off', spellcheck: 'false', required: true, placeholder: 'global, session:<id> or key:<API key id>' });
+  const scopeInput = h('input', {
+    id: 'ledger-scope',
+    type: 'text',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    required: true,
+    placeholder: 'global, session:<id> or key:<API key id>',
+  });
   const scopeOutcome = h('p', { role: 'status', class: 'muted' });
-  const byScope = h('form', { class: 'stack', 'aria-label': "Invalidate a scope's entries" },
+  const byScope = h(
+    'form',
+    { class: 'stack', 'aria-label': "Invalidate a scope's entries" },
     h('div', { class: 'field' }, h('label', { for: 'ledger-scope' }, 'Scope'), scopeInput),
-    h('div', {}, h('button', { type: 'submit', class: 'danger' }, 'Invalidate every entry of this scope')), scopeOutcome);
+    h('div', {}, h('button', { type: 'submit', class: 'danger' }, 'Invalidate every entry of this scope')),
+    scopeOutcome,
+  );
 
-  add(section,
+  add(
+    section,
     h('section', { class: 'panel', 'aria-labelledby': 'lookup-title' }, h('h2', { id: 'lookup-title' }, 'Look up an entry'), lookup),
-    h('div', { class: 'pair' },
+    h(
+      'div',
+      { class: 'pair' },
       h('section', { class: 'panel', 'aria-labelledby': 'tool-inval-title' }, h('h2', { id: 'tool-inval-title' }, "A tool's entries"), byTool),
-      h('section', { class: 'panel', 'aria-labelledby': 'scope-inval-title' }, h('h2', { id: 'scope-inval-title' }, "A scope's entries"), byScope)),
+      h('section', { class: 'panel', 'aria-labelledby': 'scope-inval-title' }, h('h2', { id: 'scope-inval-title' }, "A scope's entries"), byScope),
+    ),
   );
 
   async function show(key) {
@@ -47,9 +70,17 @@ export function createLedgerPage(section, context) {
       found.replaceChildren(gone.ok ? notice('The entry was invalidated.') : notice(problemText(gone), 'alert'));
     });
     found.replaceChildren(
-      h('dl', { class: 'facts' },
-        [['Tool', record.tool_name], ['Effect', record.effect_id], ['Recorded', new Date(record.created_at).toLocaleString()], ['Expires', record.expires_at ? new Date(record.expires_at).toLocaleString() : 'never'], ['Success', String(record.result_success)]]
-          .map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
+      h(
+        'dl',
+        { class: 'facts' },
+        [
+          ['Tool', record.tool_name],
+          ['Effect', record.effect_id],
+          ['Recorded', new Date(record.created_at).toLocaleString()],
+          ['Expires', record.expires_at ? new Date(record.expires_at).toLocaleString() : 'never'],
+          ['Success', String(record.result_success)],
+        ].map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+      ),
       h('p', { class: 'message' }, record.result_message),
       jsonBlock(record.result_value, 'recorded result value'),
       remove,

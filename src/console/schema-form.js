@@ -41,7 +41,11 @@ function hintFor(schema, kind) {
 }
 
 function labelText(name, required) {
-  return [name, required ? h('span', { class: 'required', title: 'required' }, ' *') : null, required ? h('span', { class: 'visually-hidden' }, ' (required)') : null];
+  return [
+    name,
+    required ? h('span', { class: 'required', title: 'required' }, ' *') : null,
+    required ? h('span', { class: 'visually-hidden' }, ' (required)') : null,
+  ];
 }
 
 const absent = () => ({ present: false, value: undefined, errors: [] });
@@ -63,7 +67,12 @@ function leafField(schema, kind, name, { required, path }) {
   let fill;
   if (kind === 'enum' || (kind === 'boolean' && !required)) {
     const values = kind === 'enum' ? schema.enum : [true, false];
-    control = h('select', common, required ? null : h('option', { value: '' }, '(not set)'), values.map((v, i) => h('option', { value: String(i) }, typeof v === 'string' ? v : JSON.stringify(v))));
+    control = h(
+      'select',
+      common,
+      required ? null : h('option', { value: '' }, '(not set)'),
+      values.map((v, i) => h('option', { value: String(i) }, typeof v === 'string' ? v : JSON.stringify(v))),
+    );
     read = () => (control.value === '' ? absent() : { present: true, value: values[Number(control.value)], errors: [] });
     fill = (value) => {
       const index = values.findIndex((v) => JSON.stringify(v) === JSON.stringify(value));
@@ -78,7 +87,14 @@ function leafField(schema, kind, name, { required, path }) {
     read = () => ({ present: required, value: schema.const, errors: [] });
     fill = () => {};
   } else if (kind === 'number' || kind === 'integer') {
-    control = h('input', { ...common, type: 'number', inputmode: kind === 'integer' ? 'numeric' : 'decimal', step: kind === 'integer' ? '1' : 'any', min: schema.minimum, max: schema.maximum });
+    control = h('input', {
+      ...common,
+      type: 'number',
+      inputmode: kind === 'integer' ? 'numeric' : 'decimal',
+      step: kind === 'integer' ? '1' : 'any',
+      min: schema.minimum,
+      max: schema.maximum,
+    });
     read = () => {
       const text = control.value.trim();
       if (text === '') return required ? { present: false, value: undefined, errors: [`${path}: required`] } : absent();
@@ -106,17 +122,32 @@ function leafField(schema, kind, name, { required, path }) {
     fill = (value) => (control.value = value === undefined ? '' : JSON.stringify(value, null, 2));
   }
   if (schema.default !== undefined) fill(schema.default);
-  const element = h('div', { class: kind === 'boolean' && required ? 'field inline' : 'field' }, h('label', { for: id }, labelText(name, required)), control, hint.element);
+  const element = h(
+    'div',
+    { class: kind === 'boolean' && required ? 'field inline' : 'field' },
+    h('label', { for: id }, labelText(name, required)),
+    control,
+    hint.element,
+  );
   return { element, read, fill, focus: () => control.focus() };
 }
 
 function objectField(schema, name, { required, path, root = false }) {
   const requiredNames = new Set(schema.required ?? []);
-  const children = Object.entries(schema.properties ?? {}).map(([key, child]) => [key, field(child, key, { required: requiredNames.has(key), path: root ? key : `${path}.${key}` })]);
+  const children = Object.entries(schema.properties ?? {}).map(([key, child]) => [
+    key,
+    field(child, key, { required: requiredNames.has(key), path: root ? key : `${path}.${key}` }),
+  ]);
   const body = children.map(([, child]) => child.element);
   const element = root
     ? h('div', { class: 'fields' }, body.length === 0 ? h('p', { class: 'muted' }, 'This tool takes no arguments.') : body)
-    : h('fieldset', { class: 'fields' }, h('legend', {}, labelText(name, required)), schema.description ? h('p', { class: 'hint' }, schema.description) : null, body);
+    : h(
+        'fieldset',
+        { class: 'fields' },
+        h('legend', {}, labelText(name, required)),
+        schema.description ? h('p', { class: 'hint' }, schema.description) : null,
+        body,
+      );
   const read = () => {
     const value = {};
     const errors = [];

@@ -10,10 +10,21 @@ const STEP_TEXT = { done: 'done', in_progress: 'in progress', pending: 'pending'
 
 export function createSessionsPage(section, context) {
   const { feed } = context;
-  const input = h('input', { id: 'session-id', name: 'session', type: 'text', autocomplete: 'off', required: true, pattern: '[A-Za-z0-9._:\\-]{1,128}', spellcheck: 'false' });
-  const form = h('form', { class: 'toolbar', 'aria-label': 'Open a session' },
+  const input = h('input', {
+    id: 'session-id',
+    name: 'session',
+    type: 'text',
+    autocomplete: 'off',
+    required: true,
+    pattern: '[A-Za-z0-9._:\\-]{1,128}',
+    spellcheck: 'false',
+  });
+  const form = h(
+    'form',
+    { class: 'toolbar', 'aria-label': 'Open a session' },
     h('div', { class: 'field' }, h('label', { for: 'session-id' }, 'Session id'), input),
-    h('button', { type: 'submit', class: 'primary' }, 'Open'));
+    h('button', { type: 'submit', class: 'primary' }, 'Open'),
+  );
   const seen = h('p', { class: 'muted small' });
   const updated = h('p', { class: 'muted small', role: 'status' });
   const plan = h('section', { class: 'panel plan', 'aria-labelledby': 'plan-title' }, h('h2', { id: 'plan-title' }, 'Plan'));
@@ -36,8 +47,19 @@ export function createSessionsPage(section, context) {
   });
 
   function renderSeen() {
-    const ids = [...new Set(feed.entries.map((e) => e.session).filter(Boolean).reverse())].slice(0, 8);
-    seen.replaceChildren(...(ids.length === 0 ? [] : ['Sessions in recent calls: ', ...ids.flatMap((id, i) => [i > 0 ? ', ' : '', h('a', { href: `#sessions/${encodeURIComponent(id)}` }, id)])]));
+    const ids = [
+      ...new Set(
+        feed.entries
+          .map((e) => e.session)
+          .filter(Boolean)
+          .reverse(),
+      ),
+    ].slice(0, 8);
+    seen.replaceChildren(
+      ...(ids.length === 0
+        ? []
+        : ['Sessions in recent calls: ', ...ids.flatMap((id, i) => [i > 0 ? ', ' : '', h('a', { href: `#sessions/${encodeURIComponent(id)}` }, id)])]),
+    );
   }
 
   function refreshSoon() {
@@ -70,11 +92,19 @@ export function createSessionsPage(section, context) {
       title,
       h('p', { class: 'objective' }, objective),
       h('p', {}, h('span', { class: `badge ${status === 'completed' ? 'ok' : ''}` }, status), ` ${done} of ${steps.length} steps done`),
-      h('ul', { class: 'checklist', id: 'plan-steps' }, steps.map((step) =>
-        h('li', { class: `step ${step.status}`, 'data-step': step.step_id, 'data-status': step.status },
-          h('span', { class: 'mark', 'aria-hidden': 'true' }, STEP_MARK[step.status] ?? '?'),
-          h('span', { class: 'step-title' }, `${step.step_id}. ${step.title}`),
-          h('span', { class: 'step-status' }, STEP_TEXT[step.status] ?? step.status)))),
+      h(
+        'ul',
+        { class: 'checklist', id: 'plan-steps' },
+        steps.map((step) =>
+          h(
+            'li',
+            { class: `step ${step.status}`, 'data-step': step.step_id, 'data-status': step.status },
+            h('span', { class: 'mark', 'aria-hidden': 'true' }, STEP_MARK[step.status] ?? '?'),
+            h('span', { class: 'step-title' }, `${step.step_id}. ${step.title}`),
+            h('span', { class: 'step-status' }, STEP_TEXT[step.status] ?? step.status),
+          ),
+        ),
+      ),
     );
   }
 
@@ -85,13 +115,29 @@ export function createSessionsPage(section, context) {
     if (events.length === 0) return timeline.replaceChildren(title, notice('No events in this session yet.'));
     timeline.replaceChildren(
       title,
-      h('p', { class: 'muted small' }, `${answer.data.total} event${answer.data.total === 1 ? '' : 's'}${answer.data.total > events.length ? `, the newest ${events.length} shown` : ''}`),
-      h('ol', { class: 'events', id: 'session-events' }, events.map((event) =>
-        h('li', { 'data-seq': event.seq, class: event.success ? null : 'failed' },
-          h('time', { datetime: event.at }, clockTime(event.at)),
-          h('span', { class: 'event-tool' }, event.tool),
-          outcomeBadge(event.success ? 'success' : event.error_code ?? 'failed'),
-          h('span', { class: 'muted small' }, `${duration(event.duration_ms)}${event.caller ? ` · ${event.caller}` : ''}${event.parent_call_id ? ` · nested in ${event.parent_call_id}` : ''}`)))),
+      h(
+        'p',
+        { class: 'muted small' },
+        `${answer.data.total} event${answer.data.total === 1 ? '' : 's'}${answer.data.total > events.length ? `, the newest ${events.length} shown` : ''}`,
+      ),
+      h(
+        'ol',
+        { class: 'events', id: 'session-events' },
+        events.map((event) =>
+          h(
+            'li',
+            { 'data-seq': event.seq, class: event.success ? null : 'failed' },
+            h('time', { datetime: event.at }, clockTime(event.at)),
+            h('span', { class: 'event-tool' }, event.tool),
+            outcomeBadge(event.success ? 'success' : (event.error_code ?? 'failed')),
+            h(
+              'span',
+              { class: 'muted small' },
+              `${duration(event.duration_ms)}${event.caller ? ` · ${event.caller}` : ''}${event.parent_call_id ? ` · nested in ${event.parent_call_id}` : ''}`,
+            ),
+          ),
+        ),
+      ),
     );
   }
 

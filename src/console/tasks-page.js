@@ -19,11 +19,28 @@ export function createTasksPage(section, { tasksAvailable }) {
   }
   const status = h('p', { class: 'muted small', role: 'status' });
   const body = h('tbody', {});
-  add(section,
+  add(
+    section,
     status,
-    h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Tasks' },
-      h('table', { class: 'calls' }, h('caption', { class: 'visually-hidden' }, 'Tasks, newest first'),
-        h('thead', {}, h('tr', {}, ['Task', 'Tool', 'Status', 'Progress', 'Created', 'Updated', 'Action'].map((c) => h('th', { scope: 'col' }, c)))), body)),
+    h(
+      'div',
+      { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Tasks' },
+      h(
+        'table',
+        { class: 'calls' },
+        h('caption', { class: 'visually-hidden' }, 'Tasks, newest first'),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Task', 'Tool', 'Status', 'Progress', 'Created', 'Updated', 'Action'].map((c) => h('th', { scope: 'col' }, c)),
+          ),
+        ),
+        body,
+      ),
+    ),
   );
   let timer = null;
 
@@ -40,14 +57,33 @@ export function createTasksPage(section, { tasksAvailable }) {
 
   function taskRow(task) {
     const progress = task.progress ? `${task.progress.done}${task.progress.total != null ? ` / ${task.progress.total}` : ''}` : '';
-    const cancel = ENDED.has(task.status) ? '' : h('button', { type: 'button', class: 'small danger', 'aria-label': `Cancel task ${task.task_id}`, onclick: async () => {
-      const answer = await request(`/tasks/${encodeURIComponent(task.task_id)}`, { method: 'DELETE' });
-      status.textContent = answer.ok ? `Task ${task.task_id} cancelled.` : problemText(answer);
-      void refresh();
-    } }, 'Cancel');
-    return h('tr', { 'data-task': task.task_id },
-      h('td', {}, h('code', {}, task.task_id)), h('td', {}, task.tool ?? ''), h('td', {}, h('span', { class: `badge ${task.status === 'completed' ? 'ok' : task.status === 'working' ? 'warn' : 'bad'}` }, task.status)),
-      h('td', {}, progress), h('td', {}, clockTime(task.created_at)), h('td', {}, clockTime(task.updated_at)), h('td', {}, cancel));
+    const cancel = ENDED.has(task.status)
+      ? ''
+      : h(
+          'button',
+          {
+            type: 'button',
+            class: 'small danger',
+            'aria-label': `Cancel task ${task.task_id}`,
+            onclick: async () => {
+              const answer = await request(`/tasks/${encodeURIComponent(task.task_id)}`, { method: 'DELETE' });
+              status.textContent = answer.ok ? `Task ${task.task_id} cancelled.` : problemText(answer);
+              void refresh();
+            },
+          },
+          'Cancel',
+        );
+    return h(
+      'tr',
+      { 'data-task': task.task_id },
+      h('td', {}, h('code', {}, task.task_id)),
+      h('td', {}, task.tool ?? ''),
+      h('td', {}, h('span', { class: `badge ${task.status === 'completed' ? 'ok' : task.status === 'working' ? 'warn' : 'bad'}` }, task.status)),
+      h('td', {}, progress),
+      h('td', {}, clockTime(task.created_at)),
+      h('td', {}, clockTime(task.updated_at)),
+      h('td', {}, cancel),
+    );
   }
 
   return {

@@ -12,13 +12,20 @@ export function createToolsPage(section, context) {
   const count = h('p', { class: 'muted small', role: 'status' });
   const list = h('ul', { id: 'tool-list', class: 'tool-list' });
   const detail = h('article', { class: 'tool-detail', 'aria-live': 'polite' }, notice('Choose a tool.'));
-  add(section,
-    h('div', { class: 'split' },
-      h('aside', { class: 'catalog', 'aria-label': 'Catalog' },
+  add(
+    section,
+    h(
+      'div',
+      { class: 'split' },
+      h(
+        'aside',
+        { class: 'catalog', 'aria-label': 'Catalog' },
         h('div', { class: 'field' }, h('label', { for: 'tool-search' }, 'Search tools'), search),
         count,
-        h('nav', { 'aria-label': 'Tools' }, list)),
-      detail),
+        h('nav', { 'aria-label': 'Tools' }, list),
+      ),
+      detail,
+    ),
   );
   search.addEventListener('input', () => renderList());
 
@@ -34,7 +41,16 @@ export function createToolsPage(section, context) {
     count.textContent = `${shown.length} of ${tools.length} tools`;
     list.replaceChildren(
       ...shown.map((t) =>
-        h('li', {}, h('a', { href: `#tools/${encodeURIComponent(t.name)}`, 'aria-current': current === t.name ? 'true' : null }, h('span', { class: 'tool-name' }, t.name), h('span', { class: 'tool-desc' }, t.description))),
+        h(
+          'li',
+          {},
+          h(
+            'a',
+            { href: `#tools/${encodeURIComponent(t.name)}`, 'aria-current': current === t.name ? 'true' : null },
+            h('span', { class: 'tool-name' }, t.name),
+            h('span', { class: 'tool-desc' }, t.description),
+          ),
+        ),
       ),
     );
   }
@@ -63,27 +79,72 @@ function toolDetail(tool, context) {
   void request(`/tools/${encodeURIComponent(tool.name)}/versions`).then((answer) => {
     const rows = answer.ok ? answer.data.versions : [];
     versions.replaceChildren(
-      ...(rows.length === 0 ? [h('li', { class: 'muted' }, answer.ok ? 'none recorded' : problemText(answer))] : rows.map((v) => h('li', {}, h('code', {}, v.hash.slice(0, 16)), ' ', h('span', { class: 'muted' }, `first served ${new Date(v.first_served_at).toLocaleString()}${v.pending ? ' · pending review' : ''}`)))),
+      ...(rows.length === 0
+        ? [h('li', { class: 'muted' }, answer.ok ? 'none recorded' : problemText(answer))]
+        : rows.map((v) =>
+            h(
+              'li',
+              {},
+              h('code', {}, v.hash.slice(0, 16)),
+              ' ',
+              h('span', { class: 'muted' }, `first served ${new Date(v.first_served_at).toLocaleString()}${v.pending ? ' · pending review' : ''}`),
+            ),
+          )),
     );
   });
   const facts = [
     ['Hash', h('code', { class: 'hash' }, tool.hash)],
-    tool.annotations ? ['Annotations', Object.entries(tool.annotations).map(([k, v]) => `${k}: ${v}`).join(', ')] : null,
-    tool.idempotency ? ['Idempotency', `${tool.idempotency.strategy}, scope ${tool.idempotency.scope ?? 'session'}${tool.idempotency.ttl_s ? `, ${tool.idempotency.ttl_s} s` : ''}`] : null,
+    tool.annotations
+      ? [
+          'Annotations',
+          Object.entries(tool.annotations)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join(', '),
+        ]
+      : null,
+    tool.idempotency
+      ? [
+          'Idempotency',
+          `${tool.idempotency.strategy}, scope ${tool.idempotency.scope ?? 'session'}${tool.idempotency.ttl_s ? `, ${tool.idempotency.ttl_s} s` : ''}`,
+        ]
+      : null,
     tool.timeout_ms ? ['Time limit', `${tool.timeout_ms} ms`] : null,
   ].filter(Boolean);
   const tryIt = tryForm(tool, context);
   return [
     h('header', { class: 'tool-head' }, h('h2', {}, tool.name), h('p', {}, tool.description)),
-    h('dl', { class: 'facts' }, facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
+    h(
+      'dl',
+      { class: 'facts' },
+      facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+    ),
     h('details', {}, h('summary', {}, 'Versions'), versions),
-    h('details', {}, h('summary', {}, 'JSON Schema of the arguments'), jsonBlock(tool.parameters, `${tool.name} arguments schema`), tool.result ? [h('p', {}, 'Result schema'), jsonBlock(tool.result, `${tool.name} result schema`)] : null),
+    h(
+      'details',
+      {},
+      h('summary', {}, 'JSON Schema of the arguments'),
+      jsonBlock(tool.parameters, `${tool.name} arguments schema`),
+      tool.result ? [h('p', {}, 'Result schema'), jsonBlock(tool.result, `${tool.name} result schema`)] : null,
+    ),
     (tool.examples ?? []).length > 0
-      ? h('section', { class: 'examples', 'aria-label': 'Examples' }, h('h3', {}, 'Examples'),
-          h('ul', {}, tool.examples.map((example, i) => h('li', {},
-            h('p', {}, example.description),
-            h('button', { type: 'button', class: 'small', onclick: () => tryIt.fill(example.input) }, `Use example ${i + 1}`),
-            h('details', {}, h('summary', {}, 'Input and output'), jsonBlock(example.input, 'example input'), jsonBlock(example.output, 'example output'))))))
+      ? h(
+          'section',
+          { class: 'examples', 'aria-label': 'Examples' },
+          h('h3', {}, 'Examples'),
+          h(
+            'ul',
+            {},
+            tool.examples.map((example, i) =>
+              h(
+                'li',
+                {},
+                h('p', {}, example.description),
+                h('button', { type: 'button', class: 'small', onclick: () => tryIt.fill(example.input) }, `Use example ${i + 1}`),
+                h('details', {}, h('summary', {}, 'Input and output'), jsonBlock(example.input, 'example input'), jsonBlock(example.output, 'example output')),
+              ),
+            ),
+          ),
+        )
       : null,
     tryIt.element,
   ];
@@ -94,8 +155,19 @@ function tryForm(tool, context) {
   const formatId = uid('format');
   const sessionId = uid('session');
   const jsonId = uid('json');
-  const format = h('select', { id: formatId, name: 'format' }, FORMATS.map((f) => h('option', { value: f.name }, f.label)));
-  const session = h('input', { id: sessionId, name: 'session', type: 'text', autocomplete: 'off', pattern: '[A-Za-z0-9._:\\-]{1,128}', placeholder: 'optional' });
+  const format = h(
+    'select',
+    { id: formatId, name: 'format' },
+    FORMATS.map((f) => h('option', { value: f.name }, f.label)),
+  );
+  const session = h('input', {
+    id: sessionId,
+    name: 'session',
+    type: 'text',
+    autocomplete: 'off',
+    pattern: '[A-Za-z0-9._:\\-]{1,128}',
+    placeholder: 'optional',
+  });
   const asJson = h('input', { id: jsonId, type: 'checkbox' });
   const jsonArea = h('textarea', { class: 'mono', rows: 8, spellcheck: 'false', 'aria-label': 'Arguments as JSON', hidden: true });
   const errors = h('div', { role: 'alert', class: 'error' });
@@ -118,17 +190,23 @@ function tryForm(tool, context) {
     jsonArea.hidden = !asJson.checked;
   });
 
-  const element = h('form', { class: 'try', 'aria-label': `Try ${tool.name}`, novalidate: true },
+  const element = h(
+    'form',
+    { class: 'try', 'aria-label': `Try ${tool.name}`, novalidate: true },
     h('h3', {}, 'Try it'),
     form.element,
     h('div', { class: 'field inline' }, asJson, h('label', { for: jsonId }, 'Edit the arguments as JSON')),
     jsonArea,
-    h('div', { class: 'row' },
+    h(
+      'div',
+      { class: 'row' },
       h('div', { class: 'field' }, h('label', { for: formatId }, 'Provider format'), format),
-      h('div', { class: 'field' }, h('label', { for: sessionId }, 'Session id (X-Session-Id)'), session)),
+      h('div', { class: 'field' }, h('label', { for: sessionId }, 'Session id (X-Session-Id)'), session),
+    ),
     errors,
     h('div', {}, run),
-    output);
+    output,
+  );
 
   element.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -174,15 +252,32 @@ function renderAnswer(answer, curl) {
     }
     setTimeout(() => (copy.textContent = 'Copy curl'), 2000);
   });
-  const curlPart = h('section', { class: 'panel', 'aria-label': 'Equivalent curl' }, h('div', { class: 'panel-head' }, h('h4', {}, 'curl'), copy), textBlock(curl, 'equivalent curl command'));
-  if (!answer.ok) return [h('p', { class: 'error', role: 'alert' }, `HTTP ${answer.status} — ${problemText(answer)}`), jsonBlock(answer.data, 'problem details'), curlPart];
+  const curlPart = h(
+    'section',
+    { class: 'panel', 'aria-label': 'Equivalent curl' },
+    h('div', { class: 'panel-head' }, h('h4', {}, 'curl'), copy),
+    textBlock(curl, 'equivalent curl command'),
+  );
+  if (!answer.ok)
+    return [h('p', { class: 'error', role: 'alert' }, `HTTP ${answer.status} — ${problemText(answer)}`), jsonBlock(answer.data, 'problem details'), curlPart];
   const result = answer.data;
   return [
-    h('p', { class: 'summary', id: 'answer-summary' },
-      outcomeBadge(result.error?.code ?? 'success'), ' ',
-      result.replayed ? h('span', { class: 'badge' }, 'replayed') : null, ' ',
-      h('span', { class: 'muted' }, `${duration(result.duration_ms)} · ${clockTime(new Date().toISOString())}`)),
-    h('section', { class: 'panel', 'aria-label': 'Result' }, h('h4', {}, 'Result'), h('p', { class: 'message' }, result.message), jsonBlock(result.value, 'result value')),
+    h(
+      'p',
+      { class: 'summary', id: 'answer-summary' },
+      outcomeBadge(result.error?.code ?? 'success'),
+      ' ',
+      result.replayed ? h('span', { class: 'badge' }, 'replayed') : null,
+      ' ',
+      h('span', { class: 'muted' }, `${duration(result.duration_ms)} · ${clockTime(new Date().toISOString())}`),
+    ),
+    h(
+      'section',
+      { class: 'panel', 'aria-label': 'Result' },
+      h('h4', {}, 'Result'),
+      h('p', { class: 'message' }, result.message),
+      jsonBlock(result.value, 'result value'),
+    ),
     h('section', { class: 'panel', 'aria-label': 'Content' }, h('h4', {}, 'content'), textBlock(result.content, 'content for the model')),
     h('section', { class: 'panel', 'aria-label': 'Tool message' }, h('h4', {}, 'tool_message'), jsonBlock(result.tool_message, 'tool message')),
     curlPart,

@@ -72,13 +72,21 @@ function grantOf(definition: OAuth2Definition, answer: oauth.TokenEndpointRespon
 }
 
 function providerError(err: unknown): ProviderError {
-  if (err instanceof oauth.ResponseBodyError) return new ProviderError(`the provider answered ${err.error}${err.error_description ? `: ${err.error_description}` : ''}`, err.error === 'invalid_grant');
-  if (err instanceof oauth.AuthorizationResponseError) return new ProviderError(`the provider answered ${err.error}${err.error_description ? `: ${err.error_description}` : ''}`, false);
+  if (err instanceof oauth.ResponseBodyError)
+    return new ProviderError(`the provider answered ${err.error}${err.error_description ? `: ${err.error_description}` : ''}`, err.error === 'invalid_grant');
+  if (err instanceof oauth.AuthorizationResponseError)
+    return new ProviderError(`the provider answered ${err.error}${err.error_description ? `: ${err.error_description}` : ''}`, false);
   return new ProviderError(`the provider could not be used: ${err instanceof Error ? err.message : String(err)}`, false);
 }
 
 /** The callback's query (`code`, `state`, `iss`…) exchanged for a grant, with the verifier of its request. */
-export async function exchangeCode(definition: OAuth2Definition, callback: URLSearchParams, state: string, redirectUri: string, verifier: string): Promise<Grant> {
+export async function exchangeCode(
+  definition: OAuth2Definition,
+  callback: URLSearchParams,
+  state: string,
+  redirectUri: string,
+  verifier: string,
+): Promise<Grant> {
   try {
     const as = server(definition, callback.get('iss') ?? undefined);
     const [c, auth] = client(definition);

@@ -68,7 +68,11 @@ export class CredentialsStage implements Stage {
   async read(toolName: string, owner: string, name: string, log: Logger): Promise<string> {
     const definition = this.#vault.definition(name);
     if (definition === undefined) {
-      throw new ToolFailure('handler_error', `Tool "${toolName}" asked for the credential "${name}", which this service does not declare.`, `credential "${name}" is not declared`);
+      throw new ToolFailure(
+        'handler_error',
+        `Tool "${toolName}" asked for the credential "${name}", which this service does not declare.`,
+        `credential "${name}" is not declared`,
+      );
     }
     const value = await this.#vault.secret(owner, name);
     if (value !== null) return value;

@@ -102,8 +102,19 @@ export class Vault {
     }
   }
 
-  #write(owner: string, name: string, kind: 'oauth2' | 'secret', material: Material, meta: Pick<CredentialWrite, 'scopes' | 'expiresAt' | 'updatedAt'>, expectVersion?: number) {
-    return this.#o.store.put(owner, { name, kind, sealed: this.#seal(owner, name, material), scopes: meta.scopes, expiresAt: meta.expiresAt, updatedAt: meta.updatedAt }, expectVersion);
+  #write(
+    owner: string,
+    name: string,
+    kind: 'oauth2' | 'secret',
+    material: Material,
+    meta: Pick<CredentialWrite, 'scopes' | 'expiresAt' | 'updatedAt'>,
+    expectVersion?: number,
+  ) {
+    return this.#o.store.put(
+      owner,
+      { name, kind, sealed: this.#seal(owner, name, material), scopes: meta.scopes, expiresAt: meta.expiresAt, updatedAt: meta.updatedAt },
+      expectVersion,
+    );
   }
 
   /** The owner's token (oauth2, refreshed when due) or value (secret); null when there is none to use. */
@@ -140,7 +151,14 @@ export class Vault {
         if (err instanceof ProviderError && err.revoked) await store.delete(owner, definition.name);
         return null;
       }
-      await this.#write(owner, definition.name, 'oauth2', { access: grant.accessToken, refresh: grant.refreshToken }, { scopes: grant.scopes, expiresAt: grant.expiresAt, updatedAt: Date.now() }, record.version);
+      await this.#write(
+        owner,
+        definition.name,
+        'oauth2',
+        { access: grant.accessToken, refresh: grant.refreshToken },
+        { scopes: grant.scopes, expiresAt: grant.expiresAt, updatedAt: Date.now() },
+        record.version,
+      );
       log.info({ credential: definition.name, owner }, 'credential refreshed');
       return grant.accessToken;
     } finally {
@@ -173,7 +191,10 @@ export class Vault {
    */
   async takeLink(name: string, link: string, visitor: string | null): Promise<string> {
     const stored = await this.#o.store.takeOnce('link', digest(link));
-    if (stored === null) throw new LinkRefused('this link is not valid: it was used already, has expired (links last 10 minutes), or never existed. Ask for the tool again to get a new link.');
+    if (stored === null)
+      throw new LinkRefused(
+        'this link is not valid: it was used already, has expired (links last 10 minutes), or never existed. Ask for the tool again to get a new link.',
+      );
     const bound = JSON.parse(stored) as { owner: string; name: string };
     if (bound.name !== name) throw new LinkRefused('this link belongs to another connection.');
     if (visitor !== null && visitor !== bound.owner) throw new LinkRefused('this link was made for another user.');
@@ -191,9 +212,13 @@ export class Vault {
   /** Takes a state (once): what it was made with. A state unknown, used, expired or for another name is refused. */
   async takeState(name: string, state: string): Promise<{ owner: string } & Record<string, string>> {
     const sealed = await this.#o.store.takeOnce('state', digest(state));
-    if (sealed === null) throw new LinkRefused('this sign-in is not valid: it was completed already, has expired, or was changed. Start again from a new link.');
+    if (sealed === null)
+      throw new LinkRefused('this sign-in is not valid: it was completed already, has expired, or was changed. Start again from a new link.');
     try {
-      return JSON.parse(this.#o.cipher.open(sealed, `toolport connect state\n${this.#o.issuer}\n${name}`).plaintext) as { owner: string } & Record<string, string>;
+      return JSON.parse(this.#o.cipher.open(sealed, `toolport connect state\n${this.#o.issuer}\n${name}`).plaintext) as { owner: string } & Record<
+        string,
+        string
+      >;
     } catch {
       throw new LinkRefused('this sign-in belongs to another connection.');
     }
@@ -201,7 +226,13 @@ export class Vault {
 
   /** Stores an oauth2 grant (a new connection replaces the old one). */
   async storeGrant(owner: string, name: string, grant: Grant): Promise<void> {
-    await this.#write(owner, name, 'oauth2', { access: grant.accessToken, refresh: grant.refreshToken }, { scopes: grant.scopes, expiresAt: grant.expiresAt, updatedAt: Date.now() });
+    await this.#write(
+      owner,
+      name,
+      'oauth2',
+      { access: grant.accessToken, refresh: grant.refreshToken },
+      { scopes: grant.scopes, expiresAt: grant.expiresAt, updatedAt: Date.now() },
+    );
     this.#o.log.info({ credential: name, owner }, 'credential connected');
   }
 

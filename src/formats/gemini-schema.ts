@@ -85,7 +85,8 @@ function convert(schema: unknown, root: JsonSchema, refs: readonly string[]): Ge
   if ('$ref' in schema) {
     const target = resolveRef(schema.$ref, root);
     // A recursive reference cannot be inlined: it becomes an object of any shape.
-    if (target === null || refs.includes(schema.$ref as string)) return { type: 'OBJECT', ...(typeof schema.description === 'string' && { description: schema.description }) };
+    if (target === null || refs.includes(schema.$ref as string))
+      return { type: 'OBJECT', ...(typeof schema.description === 'string' && { description: schema.description }) };
     const inlined = convert(target, root, [...refs, schema.$ref as string]);
     return typeof schema.description === 'string' ? { ...inlined, description: schema.description } : inlined;
   }

@@ -67,7 +67,17 @@ export function renderMcpCallToolResult(result: InvocationResult): McpCallToolRe
   const structured = result.success && isObject(result.value);
   const kept = result.result_ref;
   const link: McpResourceLink[] =
-    kept === undefined ? [] : [{ type: 'resource_link', uri: kept.uri, name: `result of ${result.name}`, description: `the whole result (${kept.chars} characters); the text above is cut`, mimeType: 'text/plain' }];
+    kept === undefined
+      ? []
+      : [
+          {
+            type: 'resource_link',
+            uri: kept.uri,
+            name: `result of ${result.name}`,
+            description: `the whole result (${kept.chars} characters); the text above is cut`,
+            mimeType: 'text/plain',
+          },
+        ];
   return {
     content: [{ type: 'text', text: structured ? unrepeated(result) : result.content }, ...(result.attachments ?? []), ...link],
     ...(structured && { structuredContent: result.value as Record<string, unknown> }),

@@ -35,7 +35,11 @@ function subschemaOk(schema: unknown, depth: number, budget: Budget): boolean {
   if (!isObject(schema) || depth > MAX_DEPTH) return false;
   if ('$ref' in schema) return typeof schema.$ref === 'string' && Object.keys(schema).every((k) => k === '$ref' || k === 'description');
   if ('anyOf' in schema) {
-    return Array.isArray(schema.anyOf) && schema.anyOf.every((s) => subschemaOk(s, depth + 1, budget)) && Object.keys(schema).every((k) => ['anyOf', 'description', 'title'].includes(k));
+    return (
+      Array.isArray(schema.anyOf) &&
+      schema.anyOf.every((s) => subschemaOk(s, depth + 1, budget)) &&
+      Object.keys(schema).every((k) => ['anyOf', 'description', 'title'].includes(k))
+    );
   }
   const types = typesOf(schema);
   if (types === null || types.some((t) => !(t in BY_TYPE))) return false;

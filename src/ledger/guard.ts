@@ -107,7 +107,13 @@ export class LedgerGuard implements Stage {
   /** The session as a custom key function sees it: staged, never committed. */
   readonly #view: (sessionId: string, owner: string | null) => SessionHandle;
 
-  constructor(ledger: EffectLedger, leaseMs: number, maxContentChars: number, view: (sessionId: string, owner: string | null) => SessionHandle, metrics?: Metrics) {
+  constructor(
+    ledger: EffectLedger,
+    leaseMs: number,
+    maxContentChars: number,
+    view: (sessionId: string, owner: string | null) => SessionHandle,
+    metrics?: Metrics,
+  ) {
     this.#ledger = ledger;
     this.#view = view;
     this.#leaseMs = leaseMs;
@@ -128,7 +134,11 @@ export class LedgerGuard implements Stage {
     const paramsHash = hashJson(call.params);
     let part: string;
     try {
-      part = headerKey ?? (tool.idempotency!.strategy === 'auto' ? paramsHash : derivedKeyPart(tool, call.params, call.context(scope.sessionId === null ? null : this.#view(scope.sessionId, scope.caller))));
+      part =
+        headerKey ??
+        (tool.idempotency!.strategy === 'auto'
+          ? paramsHash
+          : derivedKeyPart(tool, call.params, call.context(scope.sessionId === null ? null : this.#view(scope.sessionId, scope.caller))));
     } catch (err) {
       if (!(err instanceof KeyFunctionError)) throw err;
       const message = `Tool "${tool.name}" could not compute its idempotency key (${err.message}), so it did not run. This is not caused by your arguments.`;
@@ -244,7 +254,6 @@ export class LedgerGuard implements Stage {
     result.idempotency_key = key;
     return result;
   }
-
 
   /** Best effort: if the store cannot be told, the lease lapses by itself. */
   async #abort(log: Logger, key: string, token: string): Promise<void> {

@@ -49,7 +49,9 @@ export class McpApprovals {
 
   async #mac(payload: string): Promise<Buffer> {
     this.#secret ??= this.#approvals.sharedSecret();
-    return createHmac('sha256', await this.#secret).update(payload).digest();
+    return createHmac('sha256', await this.#secret)
+      .update(payload)
+      .digest();
   }
 
   /** The `input_required` answer of a held call the person at the client may decide; null when it is not one. */
@@ -57,7 +59,15 @@ export class McpApprovals {
     if (result.error?.code !== 'approval_required' || result.approval === undefined || !acceptsFormElicitation(message)) return null;
     const record = await this.#approvals.read(result.approval.id);
     if (record === null || record.status !== 'pending' || !record.approvers.includes('client')) return null;
-    const state: SealedState = { a: record.approval_id, c: caller, m: 'tools/call', t: record.tool, d: hashJson(message.params?.arguments ?? {}), e: Date.now() + STATE_TTL_MS, n: randomUUID() };
+    const state: SealedState = {
+      a: record.approval_id,
+      c: caller,
+      m: 'tools/call',
+      t: record.tool,
+      d: hashJson(message.params?.arguments ?? {}),
+      e: Date.now() + STATE_TTL_MS,
+      n: randomUUID(),
+    };
     const payload = Buffer.from(JSON.stringify(state)).toString('base64url');
     const requestState = `${payload}.${(await this.#mac(payload)).toString('base64url')}`;
     return {

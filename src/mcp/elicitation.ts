@@ -18,7 +18,9 @@ export function acceptsUrlElicitation(message: JsonRpcRequest): boolean {
 }
 
 /** The `input_required` answer of a call that needs a credential: one URL-mode elicitation per link. */
-export function connectLinkInputRequired(result: InvocationResult & { authorization: NonNullable<InvocationResult['authorization']> }): Record<string, unknown> {
+export function connectLinkInputRequired(
+  result: InvocationResult & { authorization: NonNullable<InvocationResult['authorization']> },
+): Record<string, unknown> {
   const { credential, url } = result.authorization;
   return {
     resultType: 'input_required',

@@ -86,7 +86,14 @@ export class McpEndpoint {
   /** Approvals asked of the person at a 2026-07-28 client (input_required); null: the error text names them. */
   readonly #approvals: McpApprovals | null;
 
-  constructor(dispatcher: Dispatcher, registry: ToolRegistry, version: string, tasks: McpTasks | null = null, results: Pick<ResultResources, 'read'> | null = null, approvals: McpApprovals | null = null) {
+  constructor(
+    dispatcher: Dispatcher,
+    registry: ToolRegistry,
+    version: string,
+    tasks: McpTasks | null = null,
+    results: Pick<ResultResources, 'read'> | null = null,
+    approvals: McpApprovals | null = null,
+  ) {
     this.#approvals = approvals;
     this.#results = results;
     this.#dispatcher = dispatcher;
@@ -174,7 +181,9 @@ export class McpEndpoint {
     if (kept === null) {
       // 2026-07-28 answers an unknown resource as invalid params; the handshake era had its own code.
       const code = env.era === 'stateless' ? ErrorCode.InvalidParams : RESOURCE_NOT_FOUND;
-      throw new ProtocolFault(code, 'Resource not found: results are kept for RESULT_TTL_S, for the caller that made the call', 400, { uri: uri.slice(0, 200) });
+      throw new ProtocolFault(code, 'Resource not found: results are kept for RESULT_TTL_S, for the caller that made the call', 400, {
+        uri: uri.slice(0, 200),
+      });
     }
     const contents = [{ uri, mimeType: 'text/plain', text: kept.content }];
     return env.era === 'stateless' ? { resultType: 'complete', contents, ...CACHE_HINTS } : { contents };
@@ -184,9 +193,11 @@ export class McpEndpoint {
     const name = message.params?.name;
     if (typeof name !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'tools/call needs params.name (a string)');
     const task = message.params?.task;
-    if (this.#tasks !== null && env.era === 'handshake' && typeof task === 'object' && task !== null) return this.#tasks.start(name, message.params!.arguments, env.scope());
+    if (this.#tasks !== null && env.era === 'handshake' && typeof task === 'object' && task !== null)
+      return this.#tasks.start(name, message.params!.arguments, env.scope());
     // 2026-07-28: the server decides; a client that declared the extension gets a task when the call is not quick.
-    if (this.#tasks !== null && env.era === 'stateless' && declaresTasks(message.params)) return this.#tasks.extension.call(name, message.params!.arguments, env.scope());
+    if (this.#tasks !== null && env.era === 'stateless' && declaresTasks(message.params))
+      return this.#tasks.extension.call(name, message.params!.arguments, env.scope());
     // This call's own copy: the calls of a batch share the request's scope, and each gets its own
     // cancellation and progress listener.
     const shared = env.scope();
@@ -203,7 +214,8 @@ export class McpEndpoint {
       const args = message.params!.arguments;
       if (this.#approvals !== null && env.era === 'stateless') await this.#approvals.resume(message, name, scope.caller);
       const result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, scope);
-      if (result.authorization !== undefined && env.era === 'stateless' && acceptsUrlElicitation(message)) return connectLinkInputRequired({ ...result, authorization: result.authorization });
+      if (result.authorization !== undefined && env.era === 'stateless' && acceptsUrlElicitation(message))
+        return connectLinkInputRequired({ ...result, authorization: result.authorization });
       if (this.#approvals !== null && env.era === 'stateless') {
         const asked = await this.#approvals.ask(message, result, scope.caller);
         if (asked !== null) return asked;

@@ -45,7 +45,10 @@ export function eraOf(message: JsonRpcNotification, isRequest: boolean, headers:
   const header = headers.protocolVersion;
   if (claim === undefined) {
     if (header !== undefined && isStatelessVersion(header)) {
-      throw new ProtocolFault(ErrorCode.InvalidParams, `protocol version ${header} needs the _meta envelope (${META.protocolVersion}, ${META.clientCapabilities}) on every request`);
+      throw new ProtocolFault(
+        ErrorCode.InvalidParams,
+        `protocol version ${header} needs the _meta envelope (${META.protocolVersion}, ${META.clientCapabilities}) on every request`,
+      );
     }
     if (header !== undefined && !(HANDSHAKE_VERSIONS as readonly string[]).includes(header)) {
       throw new ProtocolFault(ErrorCode.InvalidRequest, `unsupported MCP-Protocol-Version ${header}; supported: ${SUPPORTED_VERSIONS.join(', ')}`);
@@ -55,7 +58,10 @@ export function eraOf(message: JsonRpcNotification, isRequest: boolean, headers:
   if (typeof claim !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, `_meta["${META.protocolVersion}"] must be a string`);
   if (header !== undefined && header !== claim) throw mismatch(`MCP-Protocol-Version header ${header} disagrees with the body's protocol version ${claim}`);
   if (!(STATELESS_VERSIONS as readonly string[]).includes(claim)) {
-    throw new ProtocolFault(ErrorCode.UnsupportedProtocolVersion, `unsupported protocol version ${claim}`, 400, { supported: SUPPORTED_VERSIONS, requested: claim });
+    throw new ProtocolFault(ErrorCode.UnsupportedProtocolVersion, `unsupported protocol version ${claim}`, 400, {
+      supported: SUPPORTED_VERSIONS,
+      requested: claim,
+    });
   }
   if (!isObject(meta![META.clientCapabilities])) throw new ProtocolFault(ErrorCode.InvalidParams, `_meta["${META.clientCapabilities}"] must be an object`);
   if (isRequest) {
@@ -66,7 +72,8 @@ export function eraOf(message: JsonRpcNotification, isRequest: boolean, headers:
     const name = message.method === 'tools/call' ? message.params?.name : TASK_ROUTED.has(message.method) ? message.params?.taskId : undefined;
     if (typeof name === 'string') {
       if (headers.name === undefined) throw mismatch(`the Mcp-Name header is required for ${message.method}`);
-      if (decodeHeaderValue(headers.name) !== name) throw mismatch(`the Mcp-Name header disagrees with the body's ${message.method === 'tools/call' ? 'tool name' : 'task id'}`);
+      if (decodeHeaderValue(headers.name) !== name)
+        throw mismatch(`the Mcp-Name header disagrees with the body's ${message.method === 'tools/call' ? 'tool name' : 'task id'}`);
     }
   }
   return 'stateless';

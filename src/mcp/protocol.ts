@@ -60,14 +60,10 @@ export interface JsonRpcError {
 }
 
 export type JsonRpcResponse =
-  | { jsonrpc: '2.0'; id: RequestId; result: Record<string, unknown> }
-  | { jsonrpc: '2.0'; id: RequestId | null; error: JsonRpcError };
+  { jsonrpc: '2.0'; id: RequestId; result: Record<string, unknown> } | { jsonrpc: '2.0'; id: RequestId | null; error: JsonRpcError };
 
 /** A message from the client: a request, a notification, or a response to a request of ours (never sent). */
-export type ClientMessage =
-  | { kind: 'request'; message: JsonRpcRequest }
-  | { kind: 'notification'; message: JsonRpcNotification }
-  | { kind: 'response' };
+export type ClientMessage = { kind: 'request'; message: JsonRpcRequest } | { kind: 'notification'; message: JsonRpcNotification } | { kind: 'response' };
 
 /** A fault that answers with a JSON-RPC error; `status` is the HTTP status when it ends the whole POST. */
 export class ProtocolFault extends Error {

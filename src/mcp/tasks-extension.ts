@@ -34,7 +34,9 @@ export function declaresTasks(params: Record<string, unknown> | undefined): bool
 }
 
 const MISSING_CAPABILITY = () =>
-  new ProtocolFault(ErrorCode.MissingRequiredClientCapability, 'Missing required client capability', 400, { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
+  new ProtocolFault(ErrorCode.MissingRequiredClientCapability, 'Missing required client capability', 400, {
+    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+  });
 
 /** A task as the extension shows it: its status with the result, error or input requests inline. */
 export function extensionTaskOf(view: TaskView): Record<string, unknown> {
@@ -102,7 +104,8 @@ export class McpTasksExtension {
 
   async #visible(id: string, caller: Caller | null): Promise<TaskRecord> {
     const record = await this.#tasks.get(id);
-    if (record === null || !TaskRunner.visibleTo(record, caller)) throw new ProtocolFault(ErrorCode.InvalidParams, `Failed to retrieve task: Task not found (${id.slice(0, 100)})`);
+    if (record === null || !TaskRunner.visibleTo(record, caller))
+      throw new ProtocolFault(ErrorCode.InvalidParams, `Failed to retrieve task: Task not found (${id.slice(0, 100)})`);
     return record;
   }
 

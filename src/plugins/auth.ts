@@ -23,7 +23,14 @@ const OPEN_ROUTES = new Set(['/healthz', '/readyz', '/.well-known/oauth-protecte
  */
 export function isKeyOptional(url: string): boolean {
   // A connect link (SPEC §15) is opened in a browser: the link itself is bound to its user.
-  return url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/') || url === '/console' || url.startsWith('/console/') || url.startsWith('/connections/');
+  return (
+    url === '/openapi.json' ||
+    url === '/docs' ||
+    url.startsWith('/docs/') ||
+    url === '/console' ||
+    url.startsWith('/console/') ||
+    url.startsWith('/connections/')
+  );
 }
 const BEARER = /^Bearer +([^\s]+) *$/i;
 
@@ -44,7 +51,12 @@ export function resourceMetadataUrl(publicUrl: string, url: string): string {
 }
 
 /** RFC 6750 §3 `WWW-Authenticate` value; `error` only when a token was sent, `scope` for a step-up. */
-export function bearerChallenge(request: FastifyRequest, publicUrl: string | null, error?: { code: string; description: string; scope?: string }, scopes = ''): string {
+export function bearerChallenge(
+  request: FastifyRequest,
+  publicUrl: string | null,
+  error?: { code: string; description: string; scope?: string },
+  scopes = '',
+): string {
   const params = ['realm="toolport"'];
   if (publicUrl !== null) params.push(`resource_metadata="${resourceMetadataUrl(publicUrl, request.routeOptions.url ?? '')}"`);
   // MCP authorization (2025-11-25): a 401 names the scopes to ask for, the access rules' own.
@@ -64,7 +76,8 @@ async function authenticate(keys: ApiKeys, tokens: TokenVerifier | null, request
   if (secret === undefined) throw new Unauthorized(tokens === null ? 'send the API key as Authorization: Bearer <key>' : ACCESS);
   const caller = keys.authenticate(secret);
   if (caller !== null) return caller;
-  if (tokens === null || !looksLikeJwt(secret)) throw new Unauthorized(tokens === null ? 'the API key is not valid' : 'the bearer is neither a known API key nor a JWT');
+  if (tokens === null || !looksLikeJwt(secret))
+    throw new Unauthorized(tokens === null ? 'the API key is not valid' : 'the bearer is neither a known API key nor a JWT');
   return keys.access.callerFor(await tokens.verify(secret));
 }
 
@@ -110,7 +123,11 @@ export const authPlugin = fp(
       }
       request.log = new LazyChildLogger(request.log as unknown as ParentLogger, { caller: request.caller.id }, {}) as unknown as FastifyBaseLogger;
       if (request.routeOptions.config.admin === true && !request.caller.admin) {
-        throw new Forbidden(request.caller.user === null ? `API key "${request.caller.id}" is not an admin key` : `user "${request.caller.user.id}" is not an admin (no access rule makes them one)`);
+        throw new Forbidden(
+          request.caller.user === null
+            ? `API key "${request.caller.id}" is not an admin key`
+            : `user "${request.caller.user.id}" is not an admin (no access rule makes them one)`,
+        );
       }
     });
 
@@ -124,7 +141,9 @@ export const authPlugin = fp(
       // With Redis down, calls that need no store still run; the store-backed ones answer 503 anyway.
       skipOnError: true,
       errorResponseBuilder: (request, context) =>
-        new RateLimited(`${request.caller?.user ? 'user' : 'API key'} "${request.caller?.id}" may make ${context.max} requests a minute; retry in ${context.after}`),
+        new RateLimited(
+          `${request.caller?.user ? 'user' : 'API key'} "${request.caller?.id}" may make ${context.max} requests a minute; retry in ${context.after}`,
+        ),
     });
   },
   { name: 'toolport-auth' },

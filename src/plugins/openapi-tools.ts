@@ -75,7 +75,11 @@ export function withToolOperations<D extends object>(document: D, tools: readonl
   if (given === undefined || generic === undefined) return document;
   const paths: NonNullable<Document['paths']> = {};
   for (const [path, item] of Object.entries(given)) {
-    if (path === LIST_PATH) paths[path] = withToolChoices(item, tools.map((t) => t.name));
+    if (path === LIST_PATH)
+      paths[path] = withToolChoices(
+        item,
+        tools.map((t) => t.name),
+      );
     else if (path !== GENERIC_PATH) paths[path] = item;
     else for (const tool of tools) paths[`/tools/${tool.name}/invoke`] = { post: toolOperation(generic, tool) };
   }
@@ -99,6 +103,8 @@ function choicesFor(item: DocumentPath, caller: Caller | null): DocumentPath {
   const list = item.get;
   if (list === undefined) return item;
   const allowed = (value: unknown) => CHOICES.includes(String(value)) || (caller !== null && caller.allows(String(value)));
-  const parameters = (list.parameters ?? []).map((p) => (p.name === 'tool_choice' && p.schema?.enum ? { ...p, schema: { ...p.schema, enum: p.schema.enum.filter(allowed) } } : p));
+  const parameters = (list.parameters ?? []).map((p) =>
+    p.name === 'tool_choice' && p.schema?.enum ? { ...p, schema: { ...p.schema, enum: p.schema.enum.filter(allowed) } } : p,
+  );
   return { ...item, get: { ...list, parameters } };
 }

@@ -24,7 +24,11 @@ export const openApiPlugin = fp(async (app: FastifyInstance, { version, registry
       info: { title: 'toolport', version, description: 'Executes the tool calls of large language models.' },
       // Bearer keys are declared only by a service that has them: an open one asks for nothing.
       ...(keysConfigured && {
-        components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key of API_KEYS_FILE, or an access token when AUTH_ISSUER is set.' } } },
+        components: {
+          securitySchemes: {
+            bearer: { type: 'http', scheme: 'bearer', description: 'An API key of API_KEYS_FILE, or an access token when AUTH_ISSUER is set.' },
+          },
+        },
         security: [{ bearer: [] }],
       }),
     },

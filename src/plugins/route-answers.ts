@@ -46,7 +46,11 @@ export function documentAnswers(route: Pick<RouteOptions, 'method' | 'schema' | 
   if (readsBody || schema.params !== undefined || schema.querystring !== undefined || schema.headers !== undefined) {
     add(400, 'a parameter, header or body that is not acceptable (invalid-request, invalid-query, invalid-header, invalid-body)');
   }
-  if (!open) add(401, 'API keys or AUTH_ISSUER are configured and no valid key or access token was sent (WWW-Authenticate: Bearer, with resource_metadata when PUBLIC_URL is set)');
+  if (!open)
+    add(
+      401,
+      'API keys or AUTH_ISSUER are configured and no valid key or access token was sent (WWW-Authenticate: Bearer, with resource_metadata when PUBLIC_URL is set)',
+    );
   if ((route.config as { admin?: boolean } | undefined)?.admin === true) add(403, 'the caller is not an admin');
   if (readsBody) {
     add(413, 'the body is larger than MAX_BODY_BYTES');

@@ -25,7 +25,9 @@ export const toolsetPlugin = fp(
       const name = requested(request);
       if (name === undefined) return done();
       const bound = request.caller?.toolsets ?? null;
-      const forceSearch = (request.query as { discovery?: unknown } | undefined)?.discovery === 'search' && typeof (request.params as { toolset?: unknown } | undefined)?.toolset === 'string';
+      const forceSearch =
+        (request.query as { discovery?: unknown } | undefined)?.discovery === 'search' &&
+        typeof (request.params as { toolset?: unknown } | undefined)?.toolset === 'string';
       const view = bound === null || bound.includes(name) ? toolsets.view(name, forceSearch) : undefined;
       if (view === undefined) return done(new NotFound(`no toolset named "${name.slice(0, 64)}"`));
       request.toolset = view;

@@ -24,7 +24,10 @@ export const requestTracingPlugin = fp(
     // Callback-style hooks: `done` runs the next hook (and at last the handler) inside the context.
     app.addHook('onRequest', (request: TracedRequest, _reply, done) => {
       const route = request.routeOptions.url ?? request.url.split('?')[0]!;
-      const { span, context } = tracer.startRequest(request.headers, request.method, route, { 'toolport.request_id': String(request.id), 'url.path': request.url.split('?')[0]! });
+      const { span, context } = tracer.startRequest(request.headers, request.method, route, {
+        'toolport.request_id': String(request.id),
+        'url.path': request.url.split('?')[0]!,
+      });
       request[traced] = { span, context, ended: false };
       tracer.within(context, done);
     });

@@ -130,7 +130,10 @@ export class Approvals {
     let record = JSON.parse(opened.json) as ApprovalRecord;
     if (opened.created) {
       this.#options.metrics?.approval('requested');
-      call.log.info({ event: 'ApprovalRequested', approval: record.approval_id, tool: record.tool, callId: record.call_id, rule: record.rule }, 'call held for approval');
+      call.log.info(
+        { event: 'ApprovalRequested', approval: record.approval_id, tool: record.tool, callId: record.call_id, rule: record.rule },
+        'call held for approval',
+      );
       await this.#event(record, 'ApprovalRequested');
       this.#options.notice?.(record);
     }
@@ -200,7 +203,11 @@ export class Approvals {
     return current;
   }
 
-  async #runApproved(call: HeldCall, record: ApprovalRecord, run: (params: Readonly<Record<string, unknown>>) => Promise<InvocationResult>): Promise<InvocationResult> {
+  async #runApproved(
+    call: HeldCall,
+    record: ApprovalRecord,
+    run: (params: Readonly<Record<string, unknown>>) => Promise<InvocationResult>,
+  ): Promise<InvocationResult> {
     const runner = randomUUID();
     if (!(await this.#store.claim(record.approval_id, runner, call.budgetMs + LEASE_MARGIN_MS))) {
       const now = await this.read(record.approval_id);
@@ -239,7 +246,11 @@ export class Approvals {
 }
 
 /** What the model reads for each outcome, and the detail. */
-export function explainApproval(tool: RegisteredTool | { name: string }, record: ApprovalRecord, code: 'approval_required' | 'approval_denied' | 'approval_expired'): [string, string] {
+export function explainApproval(
+  tool: RegisteredTool | { name: string },
+  record: ApprovalRecord,
+  code: 'approval_required' | 'approval_denied' | 'approval_expired',
+): [string, string] {
   const id = record.approval_id;
   if (code === 'approval_required') {
     return [
@@ -249,7 +260,13 @@ export function explainApproval(tool: RegisteredTool | { name: string }, record:
   }
   if (code === 'approval_denied') {
     const note = record.decision?.note;
-    return [`A person declined the call to tool "${tool.name}" (approval ${id})${note ? `: ${note}` : '.'} Nothing ran. Do not repeat it unchanged.`, note ? `denied: ${note}` : `approval ${id} was denied`];
+    return [
+      `A person declined the call to tool "${tool.name}" (approval ${id})${note ? `: ${note}` : '.'} Nothing ran. Do not repeat it unchanged.`,
+      note ? `denied: ${note}` : `approval ${id} was denied`,
+    ];
   }
-  return [`No one approved the call to tool "${tool.name}" in time (approval ${id} expired at ${record.expires_at}). Nothing ran. Repeating the call asks again.`, `approval ${id} expired`];
+  return [
+    `No one approved the call to tool "${tool.name}" in time (approval ${id} expired at ${record.expires_at}). Nothing ran. Repeating the call asks again.`,
+    `approval ${id} expired`,
+  ];
 }

@@ -44,7 +44,13 @@ export class PolicyGate implements Stage {
   }
 
   /** The rule that decides the call, or null (no rule matches: it runs). */
-  match(tool: RegisteredTool, params: Readonly<Record<string, unknown>>, principal: Principal | null, caller: string | null, sessionId: string | null): PolicyRule | null {
+  match(
+    tool: RegisteredTool,
+    params: Readonly<Record<string, unknown>>,
+    principal: Principal | null,
+    caller: string | null,
+    sessionId: string | null,
+  ): PolicyRule | null {
     const known = this.#tool(tool);
     let input: PolicyInput | null = null;
     for (const rule of this.#rules) {
@@ -65,7 +71,17 @@ export class PolicyGate implements Stage {
       const reason = rule.reason ?? `Policy does not allow this call to tool "${tool.name}".`;
       return Promise.resolve(failure(identity, 'policy_denied', reason, `policy[${rule.index}] denies it`, this.#maxContentChars));
     }
-    const held: HeldCall = { tool, params, identity, caller: scope.caller, principal: scope.principal, sessionId: scope.sessionId, budgetMs: call.budgetMs, log: scope.log, rule };
+    const held: HeldCall = {
+      tool,
+      params,
+      identity,
+      caller: scope.caller,
+      principal: scope.principal,
+      sessionId: scope.sessionId,
+      budgetMs: call.budgetMs,
+      log: scope.log,
+      rule,
+    };
     if (scope.waitsForApproval === true) {
       held.wait = scope.cancellation;
       held.waited = () => {
@@ -91,5 +107,13 @@ function evaluates(rule: PolicyRule, input: PolicyInput): boolean {
 
 /** The rule a tool's own `approval:` stands for (after every rule of the file). */
 function toolApprovalRule(name: string, approval: ToolApproval): PolicyRule {
-  return { index: null, action: 'approve', matchesTool: (other) => other === name, when: null, approvers: approval.approvers, ttlS: approval.ttlS, reason: null };
+  return {
+    index: null,
+    action: 'approve',
+    matchesTool: (other) => other === name,
+    when: null,
+    approvers: approval.approvers,
+    ttlS: approval.ttlS,
+    reason: null,
+  };
 }

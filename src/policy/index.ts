@@ -19,7 +19,14 @@ export interface PolicyParts {
   close(): void;
 }
 
-export async function buildPolicy(options: { rules: { file: string; entries: readonly RawRule[] } | null; registry: ToolRegistry; store: Store; config: Config; metrics: Metrics; log: Logger }): Promise<PolicyParts> {
+export async function buildPolicy(options: {
+  rules: { file: string; entries: readonly RawRule[] } | null;
+  registry: ToolRegistry;
+  store: Store;
+  config: Config;
+  metrics: Metrics;
+  log: Logger;
+}): Promise<PolicyParts> {
   const { config, registry } = options;
   const webhook = config.approvalWebhookUrl === null ? null : new ApprovalWebhook(config.approvalWebhookUrl, config.approvalWebhookSecret, options.log);
   const approvals = new Approvals({

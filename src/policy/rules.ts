@@ -42,11 +42,7 @@ const RULE_KEYS = ['tools', 'when', 'action', 'approvers', 'ttl_s', 'reason'];
 const ACTIONS: readonly PolicyAction[] = ['allow', 'deny', 'approve'];
 /** One environment for every rule: the four variables, maps of dynamic values (a JSON number is a double). */
 function celEnvironment(): Environment {
-  return new Environment()
-    .registerVariable('args', 'map')
-    .registerVariable('tool', 'map')
-    .registerVariable('caller', 'map')
-    .registerVariable('session', 'dyn');
+  return new Environment().registerVariable('args', 'map').registerVariable('tool', 'map').registerVariable('caller', 'map').registerVariable('session', 'dyn');
 }
 
 function compileWhen(env: Environment, source: string, fail: (problem: string) => never): (input: PolicyInput) => unknown {
@@ -77,7 +73,8 @@ function compileRule(file: string, entry: RawRule, index: number, env: Environme
   const action = value.action as PolicyAction;
   if (!ACTIONS.includes(action)) fail(`action must be one of ${ACTIONS.join(', ')}`);
   const tools = value.tools ?? ['*'];
-  if (!Array.isArray(tools) || tools.length === 0 || !tools.every((t) => typeof t === 'string' && t !== '')) fail('tools must be a non-empty list of tool-name globs');
+  if (!Array.isArray(tools) || tools.length === 0 || !tools.every((t) => typeof t === 'string' && t !== ''))
+    fail('tools must be a non-empty list of tool-name globs');
   if (value.when !== undefined && (typeof value.when !== 'string' || value.when.trim() === '')) fail('when must be a CEL expression (a string)');
   if (value.reason !== undefined && (typeof value.reason !== 'string' || value.reason === '')) fail('reason must be a non-empty string');
   if (action !== 'approve' && (value.approvers !== undefined || value.ttl_s !== undefined)) fail('approvers and ttl_s belong to action: approve');

@@ -41,13 +41,33 @@ export const approvalSchema = {
     expires_at: { type: 'string', format: 'date-time' },
     decision: {
       type: ['object', 'null'],
-      properties: { by: { type: 'string' }, at: { type: 'string', format: 'date-time' }, note: { type: ['string', 'null'] }, arguments_edited: { type: 'boolean' } },
+      properties: {
+        by: { type: 'string' },
+        at: { type: 'string', format: 'date-time' },
+        note: { type: ['string', 'null'] },
+        arguments_edited: { type: 'boolean' },
+      },
       required: ['by', 'at', 'note', 'arguments_edited'],
     },
     result: { ...anyJson, description: 'the invocation result, once executed' },
     may_decide: { type: 'boolean', description: 'whether the key asking may decide it' },
   },
-  required: ['approval_id', 'status', 'tool', 'tool_hash', 'arguments', 'arguments_hash', 'caller', 'session_id', 'call_id', 'rule', 'approvers', 'created_at', 'expires_at', 'decision'],
+  required: [
+    'approval_id',
+    'status',
+    'tool',
+    'tool_hash',
+    'arguments',
+    'arguments_hash',
+    'caller',
+    'session_id',
+    'call_id',
+    'rule',
+    'approvers',
+    'created_at',
+    'expires_at',
+    'decision',
+  ],
 };
 
 type Access = 'decide' | 'read' | 'none';
@@ -74,13 +94,21 @@ function decisionOf(body: unknown): DecisionBody {
   const unknown = Object.keys(body).find((k) => !['decision', 'note', 'arguments'].includes(k));
   if (unknown !== undefined) throw new InvalidBody(`unknown field "${unknown}" (fields: decision, note, arguments)`);
   if (body.decision !== 'approve' && body.decision !== 'deny') throw new InvalidBody('decision must be "approve" or "deny"');
-  if (body.note !== undefined && body.note !== null && (typeof body.note !== 'string' || body.note.length > MAX_NOTE_CHARS)) throw new InvalidBody(`note must be a string of at most ${MAX_NOTE_CHARS} characters`);
+  if (body.note !== undefined && body.note !== null && (typeof body.note !== 'string' || body.note.length > MAX_NOTE_CHARS))
+    throw new InvalidBody(`note must be a string of at most ${MAX_NOTE_CHARS} characters`);
   if (body.arguments !== undefined && !isObject(body.arguments)) throw new InvalidBody('arguments must be an object');
   if (body.arguments !== undefined && body.decision !== 'approve') throw new InvalidBody('arguments go with "approve" only');
-  return { decision: body.decision, note: (body.note as string | undefined) ?? null, arguments: (body.arguments as Record<string, unknown> | undefined) ?? null };
+  return {
+    decision: body.decision,
+    note: (body.note as string | undefined) ?? null,
+    arguments: (body.arguments as Record<string, unknown> | undefined) ?? null,
+  };
 }
 
-export async function approvalRoutes(app: FastifyInstance, { approvals, registry }: { approvals: Approvals; registry: ToolRegistry; keysConfigured: boolean }): Promise<void> {
+export async function approvalRoutes(
+  app: FastifyInstance,
+  { approvals, registry }: { approvals: Approvals; registry: ToolRegistry; keysConfigured: boolean },
+): Promise<void> {
   app.addSchema(approvalSchema);
   const view = (record: ApprovalRecord, access: Access) => ({ ...record, status: effectiveStatus(record), may_decide: access === 'decide' });
 
@@ -103,9 +131,15 @@ export async function approvalRoutes(app: FastifyInstance, { approvals, registry
         tags: ['approvals'],
         querystring: {
           type: 'object',
-          properties: { status: { type: 'string', enum: STATUSES }, limit: { type: 'string', pattern: '^[0-9]{1,3}$', description: `at most this many (≤ ${MAX_LISTED}, default 50)` } },
+          properties: {
+            status: { type: 'string', enum: STATUSES },
+            limit: { type: 'string', pattern: '^[0-9]{1,3}$', description: `at most this many (≤ ${MAX_LISTED}, default 50)` },
+          },
         },
-        response: { 200: { type: 'object', properties: { approvals: { type: 'array', items: { $ref: 'Approval#' } } }, required: ['approvals'] }, ...problemResponses(400, 401, 503) },
+        response: {
+          200: { type: 'object', properties: { approvals: { type: 'array', items: { $ref: 'Approval#' } } }, required: ['approvals'] },
+          ...problemResponses(400, 401, 503),
+        },
       },
     },
     async (request) => {
@@ -126,7 +160,13 @@ export async function approvalRoutes(app: FastifyInstance, { approvals, registry
   app.get<{ Params: { id: string } }>(
     '/approvals/:id',
     {
-      schema: { summary: 'One approval', operationId: 'getApproval', tags: ['approvals'], params: idParams, response: { ...one, ...problemResponses(401, 404, 503) } },
+      schema: {
+        summary: 'One approval',
+        operationId: 'getApproval',
+        tags: ['approvals'],
+        params: idParams,
+        response: { ...one, ...problemResponses(401, 404, 503) },
+      },
     },
     async (request) => {
       const { record, access } = await visible(request, request.params.id);
@@ -145,7 +185,11 @@ export async function approvalRoutes(app: FastifyInstance, { approvals, registry
         params: idParams,
         body: {
           type: 'object',
-          properties: { decision: { type: 'string', enum: ['approve', 'deny'] }, note: { type: 'string' }, arguments: { type: 'object', additionalProperties: true } },
+          properties: {
+            decision: { type: 'string', enum: ['approve', 'deny'] },
+            note: { type: 'string' },
+            arguments: { type: 'object', additionalProperties: true },
+          },
           required: ['decision'],
         },
         response: { ...one, ...problemResponses(400, 401, 403, 404, 409, 422, 503) },
@@ -162,7 +206,8 @@ export async function approvalRoutes(app: FastifyInstance, { approvals, registry
       if (body.arguments !== null) {
         const tool = registry.get(record.tool);
         if (tool === undefined) throw new AlreadyDecided(`tool "${record.tool}" is no longer served: approve without arguments or deny`);
-        if (!tool.validateParams(body.arguments)) throw new InvalidArguments(`the arguments do not satisfy the schema of tool "${tool.name}": ${violations(tool.validateParams.errors).join('; ')}`);
+        if (!tool.validateParams(body.arguments))
+          throw new InvalidArguments(`the arguments do not satisfy the schema of tool "${tool.name}": ${violations(tool.validateParams.errors).join('; ')}`);
         edited = body.arguments;
       }
       const decided: ApprovalRecord = {

@@ -31,7 +31,22 @@ const callEntrySchema = {
     arguments: { description: 'admin keys only; a string preview when the JSON passes 4,000 characters' },
     result: { description: 'admin keys only: {message, value, error, idempotency_key}, cut the same way' },
   },
-  required: ['id', 'at', 'tool', 'known', 'call_id', 'parent_call_id', 'request_id', 'session', 'caller', 'success', 'outcome', 'error_code', 'duration_ms', 'replayed'],
+  required: [
+    'id',
+    'at',
+    'tool',
+    'known',
+    'call_id',
+    'parent_call_id',
+    'request_id',
+    'session',
+    'caller',
+    'success',
+    'outcome',
+    'error_code',
+    'duration_ms',
+    'replayed',
+  ],
 };
 
 interface CallsQuery {

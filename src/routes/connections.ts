@@ -46,7 +46,9 @@ function page(reply: FastifyReply, title: string, body: string) {
     .header('cache-control', 'no-store')
     .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
     .header('referrer-policy', 'no-referrer')
-    .send(`<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body style="font-family:sans-serif;max-width:36em;margin:3em auto"><h1>${escapeHtml(title)}</h1>${body}</body></html>`);
+    .send(
+      `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body style="font-family:sans-serif;max-width:36em;margin:3em auto"><h1>${escapeHtml(title)}</h1>${body}</body></html>`,
+    );
 }
 
 function cookieOf(request: FastifyRequest, name: string): string | undefined {
@@ -100,7 +102,11 @@ export async function connectionRoutes(app: FastifyInstance, options: Connection
         tags: ['credentials'],
         params: nameParams,
         querystring: { type: 'object', properties: { link: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } }, required: ['link'] },
-        response: { 302: { type: 'null', description: 'to the provider' }, 200: { type: 'string', description: 'the form where the person enters the secret (text/html)' }, ...problemResponses(400, 403, 404, 503) },
+        response: {
+          302: { type: 'null', description: 'to the provider' },
+          200: { type: 'string', description: 'the form where the person enters the secret (text/html)' },
+          ...problemResponses(400, 403, 404, 503),
+        },
       },
     },
     async (request, reply) => {
@@ -119,7 +125,10 @@ export async function connectionRoutes(app: FastifyInstance, options: Connection
       const verifier = newVerifier();
       const state = await vault.newState(owner, name, { verifier });
       const target = await authorizationRequest(definition, redirectUri(name), state, verifier);
-      reply.header('set-cookie', `${STATE_COOKIE}=${state}; Path=/connections/${encodeURIComponent(name)}/; Max-Age=${LINK_TTL_MS / 1000}; HttpOnly; SameSite=Lax${publicUrl.startsWith('https:') ? '; Secure' : ''}`);
+      reply.header(
+        'set-cookie',
+        `${STATE_COOKIE}=${state}; Path=/connections/${encodeURIComponent(name)}/; Max-Age=${LINK_TTL_MS / 1000}; HttpOnly; SameSite=Lax${publicUrl.startsWith('https:') ? '; Secure' : ''}`,
+      );
       return reply.header('cache-control', 'no-store').redirect(target, 302);
     },
   );
@@ -132,7 +141,12 @@ export async function connectionRoutes(app: FastifyInstance, options: Connection
         operationId: 'finishConnection',
         tags: ['credentials'],
         params: nameParams,
-        querystring: { type: 'object', properties: { state: { type: 'string' }, code: { type: 'string' }, error: { type: 'string' } }, required: ['state'], additionalProperties: { type: 'string' } },
+        querystring: {
+          type: 'object',
+          properties: { state: { type: 'string' }, code: { type: 'string' }, error: { type: 'string' } },
+          required: ['state'],
+          additionalProperties: { type: 'string' },
+        },
         response: { 200: { type: 'string', description: 'a page saying the account is connected (text/html)' }, ...problemResponses(400, 403, 404, 503) },
       },
     },
@@ -141,7 +155,8 @@ export async function connectionRoutes(app: FastifyInstance, options: Connection
       const definition = definitionOf(name);
       if (definition.kind !== 'oauth2') throw new NotFound(`credential "${name}" is not an OAuth connection`);
       const state = request.query.state!;
-      if (cookieOf(request, STATE_COOKIE) !== state) throw new Forbidden('this sign-in was started in another browser (or was changed): start again from the link');
+      if (cookieOf(request, STATE_COOKIE) !== state)
+        throw new Forbidden('this sign-in was started in another browser (or was changed): start again from the link');
       const bound = await vault.takeState(name, state).catch(refused);
       reply.header('set-cookie', `${STATE_COOKIE}=; Path=/connections/${encodeURIComponent(name)}/; Max-Age=0; HttpOnly; SameSite=Lax`);
       if (typeof request.query.error === 'string') throw new Forbidden(`the provider did not grant access: ${request.query.error}`);
@@ -164,7 +179,11 @@ export async function connectionRoutes(app: FastifyInstance, options: Connection
         operationId: 'submitSecret',
         tags: ['credentials'],
         params: nameParams,
-        body: { type: 'object', properties: { state: { type: 'string' }, value: { type: 'string', minLength: 1, maxLength: MAX_SECRET_CHARS } }, required: ['state', 'value'] },
+        body: {
+          type: 'object',
+          properties: { state: { type: 'string' }, value: { type: 'string', minLength: 1, maxLength: MAX_SECRET_CHARS } },
+          required: ['state', 'value'],
+        },
         response: { 200: { type: 'string', description: 'a page saying the key is stored (text/html)' }, ...problemResponses(400, 403, 404, 503) },
       },
     },
@@ -189,7 +208,15 @@ export async function connectionRoutes(app: FastifyInstance, options: Connection
             type: 'object',
             properties: {
               connections: { type: 'array', items: connectionSchema },
-              available: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, type: { type: 'string', enum: ['oauth2', 'secret'] } }, required: ['name', 'type'] }, description: 'every credential the service declares' },
+              available: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: { name: { type: 'string' }, type: { type: 'string', enum: ['oauth2', 'secret'] } },
+                  required: ['name', 'type'],
+                },
+                description: 'every credential the service declares',
+              },
             },
             required: ['connections', 'available'],
           },
@@ -229,7 +256,12 @@ export async function connectionRoutes(app: FastifyInstance, options: Connection
         operationId: 'putCredential',
         tags: ['credentials'],
         params: nameParams,
-        body: { type: 'object', additionalProperties: false, properties: { value: { type: 'string', minLength: 1, maxLength: MAX_SECRET_CHARS } }, required: ['value'] },
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { value: { type: 'string', minLength: 1, maxLength: MAX_SECRET_CHARS } },
+          required: ['value'],
+        },
         response: { 204: { type: 'null', description: 'stored' }, ...problemResponses(400, 401, 404, 429, 503) },
       },
     },

@@ -15,7 +15,8 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 /** Scripts and styles from this origin only; data from this origin only. */
-const POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 interface Asset {
   type: string;

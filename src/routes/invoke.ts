@@ -17,13 +17,20 @@ import type { TaskRunner } from '../tasks/runner.ts';
 const serializeResult = fastJson(invocationResultSchema);
 const serializeTurn = fastJson(turnResultSchema);
 
-
 const invokeHeaders = {
   type: 'object',
   properties: {
     'x-session-id': { type: 'string', pattern: SESSION_ID.source, description: 'the session of the calls' },
-    'idempotency-key': { type: 'string', pattern: IDEMPOTENCY_KEY.source, description: 'ledger key in place of the argument hash (1–255 printable ASCII characters, no spaces)' },
-    'x-timeout-ms': { type: 'string', pattern: TIMEOUT_MS.source, description: "the caller's deadline for this request: whole milliseconds from 0 to 86400000" },
+    'idempotency-key': {
+      type: 'string',
+      pattern: IDEMPOTENCY_KEY.source,
+      description: 'ledger key in place of the argument hash (1–255 printable ASCII characters, no spaces)',
+    },
+    'x-timeout-ms': {
+      type: 'string',
+      pattern: TIMEOUT_MS.source,
+      description: "the caller's deadline for this request: whole milliseconds from 0 to 86400000",
+    },
     prefer: { type: 'string', description: 'respond-async: answer 202 at once with a task (GET /tasks/{id} for its result)' },
   },
 };
@@ -34,7 +41,10 @@ function sendJson(request: FastifyRequest, reply: FastifyReply, serialize: (body
 }
 
 const taskAccepted = {
-  202: { description: 'with Prefer: respond-async, the task that runs the call (Location: /tasks/{id})', content: { 'application/json': { schema: { $ref: 'Task#' } } } },
+  202: {
+    description: 'with Prefer: respond-async, the task that runs the call (Location: /tasks/{id})',
+    content: { 'application/json': { schema: { $ref: 'Task#' } } },
+  },
 };
 
 export async function invokeRoutes(app: FastifyInstance, { dispatcher, tasks }: { dispatcher: Dispatcher; tasks: TaskRunner }): Promise<void> {
@@ -46,23 +56,35 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher, tasks }: 
         summary: 'Run one tool call, or every call of an assistant turn, as the model produced it',
         operationId: 'invokeToolCall',
         tags: ['invoke'],
-        querystring: { type: 'object', properties: { format: { type: 'string', enum: [...FORMAT_NAMES], description: 'the format of the body; detected from its shape when absent' } } },
+        querystring: {
+          type: 'object',
+          properties: { format: { type: 'string', enum: [...FORMAT_NAMES], description: 'the format of the body; detected from its shape when absent' } },
+        },
         headers: invokeHeaders,
         body: { description: 'a tool call or an assistant turn in one of the accepted formats' },
         response: {
           200: {
             description: 'the result of each call; with Accept: text/event-stream, `progress` events then one `result` event holding the same JSON',
-            content: { 'application/json': { schema: { oneOf: [invocationResultSchema, turnResultSchema] } }, 'text/event-stream': { schema: { type: 'string' } } },
+            content: {
+              'application/json': { schema: { oneOf: [invocationResultSchema, turnResultSchema] } },
+              'text/event-stream': { schema: { type: 'string' } },
+            },
           },
           ...taskAccepted,
           ...problemResponses(400, 409, 413, 415, 422, 503),
-          403: problemResponse("insufficient-scope: the user's access token lacks the scope (named in `scope` and in WWW-Authenticate) that an access rule needs for a tool called"),
+          403: problemResponse(
+            "insufficient-scope: the user's access token lacks the scope (named in `scope` and in WWW-Authenticate) that an access rule needs for a tool called",
+          ),
         },
       },
     },
     async (request, reply) => {
       const { format, parsed } = parseCalls(request.body, request.query.format);
-      app.requireScopes(request, reply, parsed.calls.map((call) => call.name));
+      app.requireScopes(
+        request,
+        reply,
+        parsed.calls.map((call) => call.name),
+      );
       const scope = scopeOf(request, reply);
       const key = idempotencyKeyOf(request);
       const calls = { turn: parsed.turn, calls: parsed.calls.map((call, i) => keyedCall(call, key, parsed.turn ? i : undefined)) };
@@ -91,7 +113,9 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher, tasks }: 
           },
           ...taskAccepted,
           ...problemResponses(400, 409, 413, 415, 422, 503),
-          403: problemResponse("insufficient-scope: the user's access token lacks the scope (named in `scope` and in WWW-Authenticate) that an access rule needs for a tool called"),
+          403: problemResponse(
+            "insufficient-scope: the user's access token lacks the scope (named in `scope` and in WWW-Authenticate) that an access rule needs for a tool called",
+          ),
         },
       },
     },

@@ -129,4 +129,3 @@ export async function ledgerRoutes(app: FastifyInstance, { ledger }: { ledger: E
     },
   );
 }
-

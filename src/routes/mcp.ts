@@ -68,7 +68,8 @@ function sessionOf(request: FastifyRequest): RequestSession {
   const connection = headerOf(request, 'mcp-session-id');
   // Both are checked, also the one that does not win: a header the document refuses is refused.
   for (const given of [named, connection]) {
-    if (given !== undefined && !SESSION_ID.test(given)) throw new ProtocolFault(ErrorCode.InvalidRequest, 'X-Session-Id / Mcp-Session-Id must match ^[A-Za-z0-9._:-]{1,128}$');
+    if (given !== undefined && !SESSION_ID.test(given))
+      throw new ProtocolFault(ErrorCode.InvalidRequest, 'X-Session-Id / Mcp-Session-Id must match ^[A-Za-z0-9._:-]{1,128}$');
   }
   const id = named ?? connection;
   if (id === undefined) return NO_SESSION;
@@ -121,9 +122,25 @@ const jsonRpcMessageSchema = {
 
 export async function mcpRoutes(
   app: FastifyInstance,
-  options: { dispatcher: Dispatcher; registry: ToolRegistry; version: string; metrics?: Metrics; tasks?: TaskRunner; results?: Pick<ResultResources, 'read'>; taskInlineMs?: number; approvals?: McpApprovals },
+  options: {
+    dispatcher: Dispatcher;
+    registry: ToolRegistry;
+    version: string;
+    metrics?: Metrics;
+    tasks?: TaskRunner;
+    results?: Pick<ResultResources, 'read'>;
+    taskInlineMs?: number;
+    approvals?: McpApprovals;
+  },
 ): Promise<void> {
-  const endpoint = new McpEndpoint(options.dispatcher, options.registry, options.version, options.tasks ? new McpTasks(options.tasks, options.taskInlineMs) : null, options.results ?? null, options.approvals ?? null);
+  const endpoint = new McpEndpoint(
+    options.dispatcher,
+    options.registry,
+    options.version,
+    options.tasks ? new McpTasks(options.tasks, options.taskInlineMs) : null,
+    options.results ?? null,
+    options.approvals ?? null,
+  );
 
   // The body is parsed here, not by the app's parser, so that bad JSON answers JSON-RPC -32700.
   app.removeAllContentTypeParsers();
@@ -137,7 +154,11 @@ export async function mcpRoutes(
     if (message.method === 'tools/call' && (typeof token === 'string' || typeof token === 'number') && acceptsEventStream(request)) {
       const sse = (stream = new EventStreamReply(request, reply));
       throttle = new ProgressThrottle(({ done, total }) =>
-        sse.event('message', { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: done, ...(total !== undefined && { total }) } }),
+        sse.event('message', {
+          jsonrpc: '2.0',
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: done, ...(total !== undefined && { total }) },
+        }),
       );
       const progress = throttle;
       env.progress = (_callId, done, total) => progress.report(done, total);
@@ -172,7 +193,9 @@ export async function mcpRoutes(
   async function batch(request: FastifyRequest, reply: FastifyReply, body: unknown[], headers: McpHeaders, session: RequestSession): Promise<FastifyReply> {
     if (body.length === 0) return send(request, reply, 400, errorResponse(null, { code: ErrorCode.InvalidRequest, message: 'an empty batch' }));
     const version = headers.protocolVersion;
-    const stateless = body.some((m) => typeof m === 'object' && m !== null && metaOf((m as { params?: Record<string, unknown> }).params)?.[META.protocolVersion] !== undefined);
+    const stateless = body.some(
+      (m) => typeof m === 'object' && m !== null && metaOf((m as { params?: Record<string, unknown> }).params)?.[META.protocolVersion] !== undefined,
+    );
     if (stateless || (version !== undefined && !BATCH_VERSIONS.includes(version))) {
       const message = `JSON-RPC batches exist only in protocol versions ${BATCH_VERSIONS.join(' and ')}`;
       return send(request, reply, 400, errorResponse(null, { code: ErrorCode.InvalidRequest, message }));
@@ -233,25 +256,50 @@ export async function mcpRoutes(
             oneOf: [jsonRpcMessageSchema, { type: 'array', items: jsonRpcMessageSchema, minItems: 1 }],
           },
           ...(url !== '/mcp' && {
-            params: { type: 'object', properties: { toolset: { type: 'string', description: 'the toolset this endpoint serves (GET /toolsets)' } }, required: ['toolset'] },
-            querystring: { type: 'object', properties: { discovery: { type: 'string', enum: ['search'], description: "list only tool_search, tool_invoke and the toolset's always tools" } } },
+            params: {
+              type: 'object',
+              properties: { toolset: { type: 'string', description: 'the toolset this endpoint serves (GET /toolsets)' } },
+              required: ['toolset'],
+            },
+            querystring: {
+              type: 'object',
+              properties: { discovery: { type: 'string', enum: ['search'], description: "list only tool_search, tool_invoke and the toolset's always tools" } },
+            },
           }),
           headers: {
             type: 'object',
             properties: {
-              'x-session-id': { type: 'string', pattern: SESSION_ID.source, description: 'the session of every call in this request (wins over Mcp-Session-Id and over a session_id argument)' },
-              'mcp-session-id': { type: 'string', pattern: SESSION_ID.source, description: 'the session the initialize answer issued; a session_id argument of a session built-in wins over it' },
+              'x-session-id': {
+                type: 'string',
+                pattern: SESSION_ID.source,
+                description: 'the session of every call in this request (wins over Mcp-Session-Id and over a session_id argument)',
+              },
+              'mcp-session-id': {
+                type: 'string',
+                pattern: SESSION_ID.source,
+                description: 'the session the initialize answer issued; a session_id argument of a session built-in wins over it',
+              },
             },
           },
           response: {
             200: {
               description: 'the JSON-RPC response (application/json), or progress notifications then the response (text/event-stream)',
-              headers: { 'mcp-session-id': { type: 'string', description: "on initialize's answer (handshake era) unless X-Session-Id names the session: the session to send back" } },
+              headers: {
+                'mcp-session-id': {
+                  type: 'string',
+                  description: "on initialize's answer (handshake era) unless X-Session-Id names the session: the session to send back",
+                },
+              },
               content: { 'application/json': { schema: {} }, 'text/event-stream': { schema: { type: 'string' } } },
             },
             202: { description: 'a notification or response was accepted', type: 'null' },
-            403: problemResponse("insufficient-scope: a tools/call names a tool whose access rule needs a scope the user's token lacks (WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=…)"),
-            400: { description: 'a JSON-RPC error: parse error, invalid request, or a header that disagrees with the body', content: { 'application/json': { schema: {} } } },
+            403: problemResponse(
+              'insufficient-scope: a tools/call names a tool whose access rule needs a scope the user\'s token lacks (WWW-Authenticate: Bearer error="insufficient_scope", scope=…)',
+            ),
+            400: {
+              description: 'a JSON-RPC error: parse error, invalid request, or a header that disagrees with the body',
+              content: { 'application/json': { schema: {} } },
+            },
             ...(url !== '/mcp' && { 404: problemResponse('no such toolset (or not one this caller is bound to)') }),
           },
         },
@@ -301,7 +349,11 @@ export async function mcpRoutes(
     );
 
   postMcp('/mcp', 'postMcp', 'Model Context Protocol over Streamable HTTP (stateless; 2024-11-05 … 2025-11-25 and 2026-07-28)');
-  postMcp('/mcp/:toolset', 'postMcpToolset', "One toolset's own MCP endpoint: everything /mcp does, with only the toolset's tools (intersected with the caller's)");
+  postMcp(
+    '/mcp/:toolset',
+    'postMcpToolset',
+    "One toolset's own MCP endpoint: everything /mcp does, with only the toolset's tools (intersected with the caller's)",
+  );
 
   const notAllowed = (message: string) => async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('allow', 'POST');
@@ -309,11 +361,17 @@ export async function mcpRoutes(
   };
   // Routes that only refuse: their methods are not in the Allow of other answers (src/plugins/methods.ts).
   for (const url of ['/mcp', '/mcp/:toolset']) {
-    app.get(url, { schema: { hide: true }, config: { refusesMethod: true } }, notAllowed('GET /mcp is not served: toolport opens no server stream; POST JSON-RPC messages'));
+    app.get(
+      url,
+      { schema: { hide: true }, config: { refusesMethod: true } },
+      notAllowed('GET /mcp is not served: toolport opens no server stream; POST JSON-RPC messages'),
+    );
     app.delete(
       url,
       { schema: { hide: true }, config: { refusesMethod: true } },
-      notAllowed('toolport does not let clients end sessions: the plan and events stay readable and expire SESSION_TTL_S after their last write (an admin may DELETE /sessions/{id})'),
+      notAllowed(
+        'toolport does not let clients end sessions: the plan and events stay readable and expire SESSION_TTL_S after their last write (an admin may DELETE /sessions/{id})',
+      ),
     );
   }
 }

@@ -62,7 +62,10 @@ export async function provenanceRoutes(app: FastifyInstance, { provenance }: { p
         operationId: 'getToolByHash',
         tags: ['discovery'],
         params: { type: 'object', properties: { hash: { type: 'string' } }, required: ['hash'] },
-        response: { 200: { description: 'the definition and when it was first served', anyOf: [keptDefinitionSchema, versionsSchema] }, ...problemResponses(404, 503) },
+        response: {
+          200: { description: 'the definition and when it was first served', anyOf: [keptDefinitionSchema, versionsSchema] },
+          ...problemResponses(404, 503),
+        },
       },
     },
     async (request) => {

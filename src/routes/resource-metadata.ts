@@ -37,7 +37,15 @@ export async function resourceMetadataRoutes(app: FastifyInstance, { publicUrl, 
   ] as const) {
     app.get(
       url,
-      { schema: { summary: 'OAuth protected resource metadata (RFC 9728) of /mcp', operationId, tags: ['mcp'], security: [], response: { 200: metadataSchema } } },
+      {
+        schema: {
+          summary: 'OAuth protected resource metadata (RFC 9728) of /mcp',
+          operationId,
+          tags: ['mcp'],
+          security: [],
+          response: { 200: metadataSchema },
+        },
+      },
       // Built once; cached by clients for an hour.
       async (_request, reply) => reply.type('application/json').header('cache-control', 'public, max-age=3600').send(metadata),
     );

@@ -37,7 +37,10 @@ export async function searchRoutes(app: FastifyInstance, { search }: { search: T
             type: 'object',
             required: ['tools', 'query'],
             properties: {
-              tools: { type: 'array', items: { type: 'object', additionalProperties: true, description: "a definition in the format's shape, with its score" } },
+              tools: {
+                type: 'array',
+                items: { type: 'object', additionalProperties: true, description: "a definition in the format's shape, with its score" },
+              },
               query: { type: 'string' },
             },
           },

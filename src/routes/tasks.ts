@@ -29,13 +29,7 @@ export function prefersAsync(request: FastifyRequest): boolean {
 }
 
 /** Starts the calls as a task and answers 202 with it. */
-export async function startTask(
-  tasks: TaskRunner,
-  reply: FastifyReply,
-  format: string,
-  parsed: ParsedCalls,
-  scope: InvocationScope,
-): Promise<FastifyReply> {
+export async function startTask(tasks: TaskRunner, reply: FastifyReply, format: string, parsed: ParsedCalls, scope: InvocationScope): Promise<FastifyReply> {
   const job = taskJobOf(format, parsed.turn, parsed.calls, scope);
   const task = await tasks.start(job);
   return reply
@@ -70,7 +64,15 @@ export async function taskRoutes(app: FastifyInstance, { tasks }: { tasks: TaskR
         operationId: 'getTask',
         tags: ['tasks'],
         params: idParams,
-        querystring: { type: 'object', properties: { wait_ms: { type: 'string', description: `hold the answer until the task ends, at most this many milliseconds (a whole number from 0 to ${MAX_WAIT_MS})` } } },
+        querystring: {
+          type: 'object',
+          properties: {
+            wait_ms: {
+              type: 'string',
+              description: `hold the answer until the task ends, at most this many milliseconds (a whole number from 0 to ${MAX_WAIT_MS})`,
+            },
+          },
+        },
         response: responses,
       },
     },

@@ -75,12 +75,19 @@ const listQuery = {
   properties: {
     ...formatQuery.properties,
     // The tool names join the enum when the document is generated (src/plugins/openapi-tools.ts).
-    tool_choice: { type: 'string', enum: ['auto', 'none', 'required'], description: "auto, none, required or the name of a listed tool: adds the provider's own tool_choice value (not with format mcp, which has none)" },
+    tool_choice: {
+      type: 'string',
+      enum: ['auto', 'none', 'required'],
+      description: "auto, none, required or the name of a listed tool: adds the provider's own tool_choice value (not with format mcp, which has none)",
+    },
     toolset: { type: 'string', description: 'list only this toolset (GET /toolsets); a toolset that does not exist answers 404' },
   },
 };
 
-export async function toolRoutes(app: FastifyInstance, { registry, provenance, toolsets }: { registry: ToolRegistry; provenance: Provenance; toolsets: Toolsets }): Promise<void> {
+export async function toolRoutes(
+  app: FastifyInstance,
+  { registry, provenance, toolsets }: { registry: ToolRegistry; provenance: Provenance; toolsets: Toolsets },
+): Promise<void> {
   /** Each answer is built once per format and tool_choice, until the catalog changes (an MCP source's list). */
   const cache = new Map<string, { tag: string; body: string }>();
   let cachedVersion = registry.version;
@@ -114,7 +121,11 @@ export async function toolRoutes(app: FastifyInstance, { registry, provenance, t
       if (entry === undefined) {
         const tools = registry.list().filter((t) => (caller === null || caller.allows(t.name)) && (toolset === null || toolset.listed(t.name)));
         const hash = catalogHash(tools);
-        const toolChoice = toolChoiceOf(format, choice, tools.map((t) => t.name));
+        const toolChoice = toolChoiceOf(
+          format,
+          choice,
+          tools.map((t) => t.name),
+        );
         const definitions = tools.map((t) => format.renderTool(t));
         const rendered = format.renderToolList ? format.renderToolList(definitions) : definitions;
         entry = { tag: entityTag(hash, format, choice), body: JSON.stringify({ tools: rendered, hash, ...toolChoice }) };

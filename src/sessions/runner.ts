@@ -59,7 +59,10 @@ export class StagedSessionRunner implements SessionStage {
         const code = attempts >= MAX_SESSION_ATTEMPTS ? 'handler_error' : 'deadline_exceeded';
         return this.record(call, failure(identity, code, message, detail, this.#maxContentChars));
       }
-      scope.log.debug({ tool: tool.name, callId: identity.id, session: sessionId, attempt: attempts + 1 }, 'the session changed under the call: running it again');
+      scope.log.debug(
+        { tool: tool.name, callId: identity.id, session: sessionId, attempt: attempts + 1 },
+        'the session changed under the call: running it again',
+      );
       this.#metrics?.sessionConflict(tool.name);
       result = await this.#retries.run(ownedSessionId(scope.caller, sessionId), () => this.#attempt(call, sessionId, next));
     }

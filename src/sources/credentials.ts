@@ -41,7 +41,11 @@ export function readCredentials(file: string, section: JsonObject | null): Crede
  * The credentials an entry uses: `auth: {credential}` (sent as `Authorization: Bearer …`) and
  * every `${credential.<name>}` in its headers; each must be declared.
  */
-export function readCredentialUse(reader: EntryReader, headers: Record<string, string>, declared: CredentialDefinitions): { auth: string | null; uses: string[] } {
+export function readCredentialUse(
+  reader: EntryReader,
+  headers: Record<string, string>,
+  declared: CredentialDefinitions,
+): { auth: string | null; uses: string[] } {
   let auth: string | null = null;
   if (reader.has('auth')) {
     const given = reader.object('auth');

@@ -53,9 +53,17 @@ const CANCELLED = JSON.stringify({ error: { code: 'cancelled', detail: 'the task
 
 function lapseOutcomes(maxAttempts: number): LapseOutcomes {
   return {
-    lost: JSON.stringify({ error: { code: 'worker_lost', detail: 'the replica running this task stopped before it finished; the tool has no idempotency strategy, so it was not run again' } }),
+    lost: JSON.stringify({
+      error: {
+        code: 'worker_lost',
+        detail: 'the replica running this task stopped before it finished; the tool has no idempotency strategy, so it was not run again',
+      },
+    }),
     exhausted: JSON.stringify({
-      error: { code: 'worker_lost', detail: `the task was attempted ${maxAttempts} times and each time the replica running it stopped before it finished; it is not run again` },
+      error: {
+        code: 'worker_lost',
+        detail: `the task was attempted ${maxAttempts} times and each time the replica running it stopped before it finished; it is not run again`,
+      },
     }),
     cancelled: CANCELLED,
   };
@@ -302,18 +310,23 @@ export class TaskRunner {
     const { store, log } = this.#o;
     const run = { cancellation: new Cancellation(), released: false };
     this.#running.set(id, run);
-    const renewal = setInterval(() => {
-      store.renew(id, this.replica, this.#o.leaseMs).then(
-        (state) => {
-          if (state === 'ok') return;
-          if (state === 'lost') run.released = true;
-          run.cancellation.cancel(new Error(state === 'cancel' ? 'the task was cancelled' : 'the task is no longer run here'));
-        },
-        (err: unknown) => log.warn({ err, task: id }, 'could not renew the lease of a task'),
-      );
-    }, Math.max(20, this.#o.leaseMs / 3));
+    const renewal = setInterval(
+      () => {
+        store.renew(id, this.replica, this.#o.leaseMs).then(
+          (state) => {
+            if (state === 'ok') return;
+            if (state === 'lost') run.released = true;
+            run.cancellation.cancel(new Error(state === 'cancel' ? 'the task was cancelled' : 'the task is no longer run here'));
+          },
+          (err: unknown) => log.warn({ err, task: id }, 'could not renew the lease of a task'),
+        );
+      },
+      Math.max(20, this.#o.leaseMs / 3),
+    );
     const throttle = new ProgressThrottle(({ done, total }) => {
-      store.progress(id, this.replica, JSON.stringify(total === undefined ? { done } : { done, total })).catch((err: unknown) => log.debug({ err, task: id }, 'task progress not kept'));
+      store
+        .progress(id, this.replica, JSON.stringify(total === undefined ? { done } : { done, total }))
+        .catch((err: unknown) => log.debug({ err, task: id }, 'task progress not kept'));
     }, PROGRESS_WRITE_MS);
     const caller = job.caller === null ? null : this.#o.callerOf(job.caller, job.user ?? null);
     const scope: InvocationScope = {
@@ -338,7 +351,9 @@ export class TaskRunner {
     let ending: [EndStatus, TaskOutcome];
     try {
       // A run's spans form a trace of their own, linked to the request that created the task.
-      const result = await runLinked(job.trace ?? null, `task ${job.calls.map((c) => c.name).join(',')}`, { 'toolport.task_id': id }, () => this.#o.execute(job, scope));
+      const result = await runLinked(job.trace ?? null, `task ${job.calls.map((c) => c.name).join(',')}`, { 'toolport.task_id': id }, () =>
+        this.#o.execute(job, scope),
+      );
       ending = outcomeOf(result, run.cancellation.reason !== null);
     } catch (err) {
       if (problemOf(err).status >= 500) log.error({ err, task: id }, 'a task failed inside toolport');
@@ -355,7 +370,8 @@ export class TaskRunner {
 
   /** Holds the task when its result says it waits for input (an approval…); true when held. */
   async #held(id: string, [status, outcome]: [EndStatus, TaskOutcome]): Promise<boolean> {
-    const input = status === 'completed' && 'result' in outcome && typeof outcome.result === 'object' && outcome.result !== null ? inputOf(outcome.result) : null;
+    const input =
+      status === 'completed' && 'result' in outcome && typeof outcome.result === 'object' && outcome.result !== null ? inputOf(outcome.result) : null;
     if (input === null) return false;
     try {
       return await this.#o.store.hold(id, this.replica, JSON.stringify(input), this.ttlMs * 2);

@@ -15,7 +15,8 @@ export interface ToolApproval {
 
 export function approvers(value: unknown, fail: (problem: string) => never): readonly string[] {
   if (value === undefined) return DEFAULT_APPROVERS;
-  if (!Array.isArray(value) || value.length === 0 || !value.every((v) => typeof v === 'string' && v !== '')) fail('approvers must be a non-empty list of key ids, groups, "admin" or "client"');
+  if (!Array.isArray(value) || value.length === 0 || !value.every((v) => typeof v === 'string' && v !== ''))
+    fail('approvers must be a non-empty list of key ids, groups, "admin" or "client"');
   return Object.freeze([...(value as string[])]);
 }
 
@@ -32,4 +33,3 @@ export function checkToolApproval(value: unknown, fail: (problem: string) => nev
   if (unknown !== undefined) fail(`approval.${unknown} is not one of approvers, ttl_s`);
   return Object.freeze({ approvers: approvers(value.approvers, (p) => fail(`approval: ${p}`)), ttlS: ttl(value.ttl_s, (p) => fail(`approval: ${p}`)) });
 }
-

@@ -98,7 +98,13 @@ export interface CallContextInit<Scope = unknown> {
 /** `context.credentials` when TOOLS_FILE declares no credentials. */
 export const NO_CREDENTIALS: Credentials = {
   get(name: string): Promise<string> {
-    return Promise.reject(new ToolFailure('handler_error', `The tool asked for the credential "${name}", which is not declared in this service's configuration.`, `credential "${name}" is not declared`));
+    return Promise.reject(
+      new ToolFailure(
+        'handler_error',
+        `The tool asked for the credential "${name}", which is not declared in this service's configuration.`,
+        `credential "${name}" is not declared`,
+      ),
+    );
   },
 };
 
@@ -147,7 +153,9 @@ export class CallContext implements ToolContext {
 
   get log(): Logger {
     const init = this.#init;
-    this.#log ??= init.log.child(init.sessionId === null ? { callId: init.callId, tool: init.toolName } : { callId: init.callId, tool: init.toolName, session: init.sessionId });
+    this.#log ??= init.log.child(
+      init.sessionId === null ? { callId: init.callId, tool: init.toolName } : { callId: init.callId, tool: init.toolName, session: init.sessionId },
+    );
     return this.#log;
   }
 

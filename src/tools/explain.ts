@@ -27,10 +27,7 @@ export const explain = {
     ];
   },
   handlerError(tool: RegisteredTool, reason: string): [string, string] {
-    return [
-      `Tool "${tool.name}" failed: ${reason}. Check the arguments and try again, or take another approach.`,
-      reason,
-    ];
+    return [`Tool "${tool.name}" failed: ${reason}. Check the arguments and try again, or take another approach.`, reason];
   },
   deadline(tool: RegisteredTool, budgetMs: number): [string, string] {
     return [

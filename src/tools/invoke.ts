@@ -5,7 +5,15 @@
  */
 import type { NestedCalls, CallContext } from './context.ts';
 import type { InvocationResult } from './outcome.ts';
-import { composeStages, PipelineCall, pipelineStages, type CallEnvironment, type InvocationScope, type PipelineOptions, type ToolCall } from './pipeline/index.ts';
+import {
+  composeStages,
+  PipelineCall,
+  pipelineStages,
+  type CallEnvironment,
+  type InvocationScope,
+  type PipelineOptions,
+  type ToolCall,
+} from './pipeline/index.ts';
 import type { ToolRegistry } from './registry.ts';
 import type { NestedResult } from './types.ts';
 
@@ -33,7 +41,12 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
   async nested(name: string, params: Record<string, unknown>, parent: CallContext, scope: InvocationScope): Promise<NestedResult> {
     const depth = (scope.depth ?? 0) + 1;
     if (depth > MAX_NESTING) {
-      return { success: false, message: `Nested tool calls are limited to ${MAX_NESTING} levels.`, value: null, error: { code: 'handler_error', detail: 'nesting limit reached' } };
+      return {
+        success: false,
+        message: `Nested tool calls are limited to ${MAX_NESTING} levels.`,
+        value: null,
+        error: { code: 'handler_error', detail: 'nesting limit reached' },
+      };
     }
     const now = Date.now();
     const result = await this.invoke(

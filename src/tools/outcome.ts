@@ -115,7 +115,12 @@ export function invocationResult(call: CallIdentity, parts: ResultParts, maxChar
     value: parts.value,
     exclude_value_from_context: parts.excludeValue,
     error: parts.error,
-    content: renderContent(attachments === null ? parts.message : withAttachmentsNamed(parts.message, attachments), parts.excludeValue ? null : parts.valueJson, maxChars, parts.kept ?? null),
+    content: renderContent(
+      attachments === null ? parts.message : withAttachmentsNamed(parts.message, attachments),
+      parts.excludeValue ? null : parts.valueJson,
+      maxChars,
+      parts.kept ?? null,
+    ),
     replayed: replay !== undefined,
     effect_id: replay?.effectId ?? null,
     idempotency_key: replay?.idempotencyKey ?? null,
@@ -128,7 +133,11 @@ export function invocationResult(call: CallIdentity, parts: ResultParts, maxChar
 }
 
 export function failure(call: CallIdentity, code: ErrorCode, message: string, detail: string, maxChars: number): InvocationResult {
-  return invocationResult(call, { success: false, message, value: null, excludeValue: false, valueJson: null, error: { code, detail }, toolHash: call.toolHash }, maxChars);
+  return invocationResult(
+    call,
+    { success: false, message, value: null, excludeValue: false, valueJson: null, error: { code, detail }, toolHash: call.toolHash },
+    maxChars,
+  );
 }
 
 /** A thrown value as text, whatever was thrown (a non-Error, or an object whose toString throws). */
@@ -143,7 +152,11 @@ export function reasonOf(thrown: unknown): string {
 }
 
 /** The result of a call whose user lacks a credential: `authorization_required` with the link (docs/credentials.md). */
-export function authorizationRequired(call: CallIdentity, needed: { authorization: AuthorizationLink; message: string; detail: string }, maxChars: number): InvocationResult {
+export function authorizationRequired(
+  call: CallIdentity,
+  needed: { authorization: AuthorizationLink; message: string; detail: string },
+  maxChars: number,
+): InvocationResult {
   const result = failure(call, 'authorization_required', needed.message, needed.detail, maxChars);
   result.authorization = needed.authorization;
   return result;

@@ -32,9 +32,10 @@ function pick(target: unknown): string | null {
 function entryOf(manifest: Record<string, unknown>, subpath: string): string | null {
   const exports = manifest.exports;
   if (exports !== undefined && exports !== null) {
-    const map = typeof exports === 'object' && !Array.isArray(exports) && Object.keys(exports).some((k) => k.startsWith('.'))
-      ? (exports as Record<string, unknown>)
-      : { '.': exports };
+    const map =
+      typeof exports === 'object' && !Array.isArray(exports) && Object.keys(exports).some((k) => k.startsWith('.'))
+        ? (exports as Record<string, unknown>)
+        : { '.': exports };
     return pick(map[subpath]);
   }
   if (subpath !== '.') return subpath;

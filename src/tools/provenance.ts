@@ -68,7 +68,9 @@ export class Provenance {
 
   /** Starts recording at start without failing the start: the store may come up later. */
   recordAtStart(): void {
-    this.recorded().catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'tool definitions not recorded yet; discovery retries'));
+    this.recorded().catch((err: unknown) =>
+      this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'tool definitions not recorded yet; discovery retries'),
+    );
   }
 
   async definition(hash: string): Promise<KeptDefinition | null> {
@@ -97,6 +99,10 @@ export class Provenance {
 
   async versions(name: string): Promise<DefinitionVersion[]> {
     const [versions, pin] = await Promise.all([this.#store.definitionVersions(name), this.#store.toolPin(name)]);
-    return versions.map((v) => ({ hash: v.hash, first_served_at: new Date(v.firstServedAt).toISOString(), ...(v.hash === pin?.pending && { pending: true as const }) }));
+    return versions.map((v) => ({
+      hash: v.hash,
+      first_served_at: new Date(v.firstServedAt).toISOString(),
+      ...(v.hash === pin?.pending && { pending: true as const }),
+    }));
   }
 }

@@ -5,7 +5,8 @@
 import type { CallContext, CancelListener, Cancellation } from './context.ts';
 
 /** `stalled`: the handler went longer than its tool's heartbeat_ms without context.beat(). */
-export type Settled = { kind: 'returned'; value: unknown } | { kind: 'threw'; error: unknown } | { kind: 'deadline' } | { kind: 'cancelled' } | { kind: 'stalled' };
+export type Settled =
+  { kind: 'returned'; value: unknown } | { kind: 'threw'; error: unknown } | { kind: 'deadline' } | { kind: 'cancelled' } | { kind: 'stalled' };
 
 /**
  * Races the handler against its deadline, the caller's cancellation and its heartbeat; a late

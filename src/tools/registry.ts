@@ -7,15 +7,7 @@ import { badPatterns, closeObjects, createToolAjv, createUpstreamAjv, lazyValida
 import { canonicalDataJson, canonicalJson, hashJson, sha256Hex } from './hash.ts';
 import { withSessionArgument } from './session-handle.ts';
 import { checkToolApproval, type ToolApproval } from './approval.ts';
-import type {
-  IdempotencyConfig,
-  JsonSchema,
-  PluginRegistry,
-  Resources,
-  ToolAnnotations,
-  ToolDefinition,
-  ToolExample,
-} from './types.ts';
+import type { IdempotencyConfig, JsonSchema, PluginRegistry, Resources, ToolAnnotations, ToolDefinition, ToolExample } from './types.ts';
 
 export const TOOL_NAME = /^[a-z0-9_-]{1,64}$/;
 const DEFAULT_TTL_S = 86400;
@@ -196,7 +188,13 @@ export class ToolRegistry implements PluginRegistry {
       const ajv = (this.#upstreamAjv ??= createUpstreamAjv());
       if (what === 'parameters') {
         const patterns = badPatterns(schema);
-        if (patterns.length > 0) fail(source, name, `${what} schema does not compile: pattern ${JSON.stringify(patterns[0]).slice(0, 120)} is not a regular expression`, SchemaCompileError);
+        if (patterns.length > 0)
+          fail(
+            source,
+            name,
+            `${what} schema does not compile: pattern ${JSON.stringify(patterns[0]).slice(0, 120)} is not a regular expression`,
+            SchemaCompileError,
+          );
         if (!ajv.validateSchema(schema)) fail(source, name, `${what} schema does not compile: ${ajv.errorsText(ajv.errors).slice(0, 300)}`, SchemaCompileError);
       }
       validator = lazyValidator(() => ajv.compile(upstreamCopy(schema) as JsonSchema), what === 'result');
@@ -212,10 +210,30 @@ export class ToolRegistry implements PluginRegistry {
   }
 
   /** `replaceable`: names this registration may take over (the tools it replaces). */
-  #check(definition: unknown, source: string, takesSessionHandle: boolean, replaceable: (name: string) => boolean = () => false, options: RegisterOptions = {}): RegisteredTool {
+  #check(
+    definition: unknown,
+    source: string,
+    takesSessionHandle: boolean,
+    replaceable: (name: string) => boolean = () => false,
+    options: RegisterOptions = {},
+  ): RegisteredTool {
     const upstream = options.schemas === 'upstream';
     if (!isObject(definition)) fail(source, undefined, 'a definition must be an object');
-    const { name, description, parameters, result, examples, idempotency, annotations, timeout_ms, heartbeat_ms, max_content_chars, credentials, approval, handler } = definition;
+    const {
+      name,
+      description,
+      parameters,
+      result,
+      examples,
+      idempotency,
+      annotations,
+      timeout_ms,
+      heartbeat_ms,
+      max_content_chars,
+      credentials,
+      approval,
+      handler,
+    } = definition;
     if (typeof name !== 'string' || !TOOL_NAME.test(name)) fail(source, name, `name must match ${TOOL_NAME}`);
     if (this.#tools.has(name) && !replaceable(name)) fail(source, name, `name is already taken by ${this.#tools.get(name)!.source}`);
     if (typeof description !== 'string' || description.length < 1 || description.length > 200) {
@@ -230,7 +248,10 @@ export class ToolRegistry implements PluginRegistry {
     if (heartbeat_ms !== undefined && !(Number.isInteger(heartbeat_ms) && (heartbeat_ms as number) >= 1)) {
       fail(source, name, 'heartbeat_ms must be a positive whole number of milliseconds');
     }
-    if (max_content_chars !== undefined && !(Number.isInteger(max_content_chars) && (max_content_chars as number) >= 1 && (max_content_chars as number) < this.#maxContentChars)) {
+    if (
+      max_content_chars !== undefined &&
+      !(Number.isInteger(max_content_chars) && (max_content_chars as number) >= 1 && (max_content_chars as number) < this.#maxContentChars)
+    ) {
       fail(source, name, `max_content_chars must be a whole number from 1 to ${this.#maxContentChars - 1} (below MAX_CONTENT_CHARS)`);
     }
     if (credentials !== undefined && !(Array.isArray(credentials) && credentials.every((c) => typeof c === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(c)))) {
@@ -268,13 +289,7 @@ export class ToolRegistry implements PluginRegistry {
     };
   }
 
-  #checkExamples(
-    source: string,
-    name: string,
-    examples: unknown,
-    validateParams: Validator,
-    validateResult: Validator | null,
-  ): ToolExample[] {
+  #checkExamples(source: string, name: string, examples: unknown, validateParams: Validator, validateResult: Validator | null): ToolExample[] {
     if (examples === undefined) return [];
     if (!Array.isArray(examples)) fail(source, name, 'examples must be an array');
     return examples.map((example: unknown, i) => {
@@ -323,7 +338,12 @@ function checkIdempotency(
   const declared = isObject(parameters.properties) ? Object.keys(parameters.properties) : [];
   if (strategy === 'params') {
     const keys = param_keys as unknown;
-    if (keys === undefined) fail(source, name, 'idempotency.param_keys is required with strategy "params": list the parameters that identify the call (or use strategy "auto" for all of them)');
+    if (keys === undefined)
+      fail(
+        source,
+        name,
+        'idempotency.param_keys is required with strategy "params": list the parameters that identify the call (or use strategy "auto" for all of them)',
+      );
     if (!Array.isArray(keys) || keys.length === 0 || !keys.every((k) => typeof k === 'string' && declared.includes(k))) {
       fail(source, name, 'idempotency.param_keys must list declared parameters when strategy is "params"');
     }

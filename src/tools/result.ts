@@ -69,7 +69,9 @@ function describeType(value: unknown): string {
 /** Tells the model its session id in `value.session_id`, and with `hint` in `message` too (SPEC §6). */
 export function announceSession(result: CheckedResult, id: string, hint: boolean): CheckedResult {
   const value = result.value;
-  const message = hint ? `${result.message} Session "${id}" holds your plan: pass "session_id": "${id}" in your later planning and introspect_session calls to keep using it.` : result.message;
+  const message = hint
+    ? `${result.message} Session "${id}" holds your plan: pass "session_id": "${id}" in your later planning and introspect_session calls to keep using it.`
+    : result.message;
   if (value !== null && (typeof value !== 'object' || Array.isArray(value))) return { ...result, message };
   const announced = { ...(value as Record<string, unknown> | null), session_id: id };
   return { ...result, message, value: announced, valueJson: JSON.stringify(announced) };

@@ -105,7 +105,9 @@ export function lazyValidator(compile: () => Validator, acceptWhenBroken = false
     }
     if (compiled === null) {
       if (acceptWhenBroken) return true;
-      validate.errors = [{ instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message: `cannot be checked: the schema does not compile (${problem})` }];
+      validate.errors = [
+        { instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message: `cannot be checked: the schema does not compile (${problem})` },
+      ];
       return false;
     }
     const valid = compiled(data) as boolean;
@@ -133,9 +135,7 @@ export function closeObjects(schema: JsonSchema): JsonSchema {
   for (const key of SUBSCHEMA_MAPS) {
     const map = copy[key];
     if (isObject(map)) {
-      copy[key] = Object.fromEntries(
-        Object.entries(map).map(([name, sub]) => [name, isObject(sub) ? closeObjects(sub) : sub]),
-      );
+      copy[key] = Object.fromEntries(Object.entries(map).map(([name, sub]) => [name, isObject(sub) ? closeObjects(sub) : sub]));
     }
   }
   for (const key of SUBSCHEMA_LISTS) {

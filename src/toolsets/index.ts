@@ -99,10 +99,14 @@ export class Toolsets {
   warnUnmatched(log: Logger): void {
     const names = this.#registry.list().map((t) => t.name);
     for (const definition of this.#definitions.values()) {
-      for (const [key, globs] of [['tools', definition.tools], ['always', definition.always]] as const) {
+      for (const [key, globs] of [
+        ['tools', definition.tools],
+        ['always', definition.always],
+      ] as const) {
         for (const glob of globs) {
           const matches = picomatch(glob);
-          if (!names.some((n) => matches(n))) log.warn({ toolset: definition.name, glob }, `toolset "${definition.name}": ${key} glob "${glob}" matches no tool`);
+          if (!names.some((n) => matches(n)))
+            log.warn({ toolset: definition.name, glob }, `toolset "${definition.name}": ${key} glob "${glob}" matches no tool`);
         }
       }
     }
@@ -147,7 +151,12 @@ export class Toolsets {
       if (definition === undefined) return undefined;
       const select = (globs: readonly string[]) => {
         const matchers = globs.map((g) => picomatch(g));
-        return new Set(this.#registry.list().filter((t) => matchers.some((m) => m(t.name))).map((t) => t.name));
+        return new Set(
+          this.#registry
+            .list()
+            .filter((t) => matchers.some((m) => m(t.name)))
+            .map((t) => t.name),
+        );
       };
       membership = { members: select(definition.tools), always: select(definition.always) };
       this.#membership.set(toolset, membership);

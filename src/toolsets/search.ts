@@ -51,7 +51,36 @@ function documentOf(tool: RegisteredTool): IndexedTool {
   };
 }
 
-const STOP_WORDS = new Set(['a', 'an', 'the', 'of', 'for', 'to', 'in', 'on', 'and', 'or', 'i', 'me', 'my', 'with', 'by', 'is', 'it', 'do', 'how', 'what', 'all', 'this', 'that', 'from', 'be', 'can', 'want', 'need']);
+const STOP_WORDS = new Set([
+  'a',
+  'an',
+  'the',
+  'of',
+  'for',
+  'to',
+  'in',
+  'on',
+  'and',
+  'or',
+  'i',
+  'me',
+  'my',
+  'with',
+  'by',
+  'is',
+  'it',
+  'do',
+  'how',
+  'what',
+  'all',
+  'this',
+  'that',
+  'from',
+  'be',
+  'can',
+  'want',
+  'need',
+]);
 
 function processTerm(term: string): string | null {
   const lower = term.toLowerCase();

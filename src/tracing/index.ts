@@ -10,7 +10,6 @@ import type { SpanAttributes, TraceLink } from './types.ts';
 export type { CallTracer, RequestTracer } from './runtime.ts';
 export type { SpanAttributes, TraceLink } from './types.ts';
 
-
 /** The process's tracing, once started (OpenTelemetry's providers are process-wide). */
 let runtime: TracingRuntime | null = null;
 let starting: Promise<TracingRuntime> | null = null;

@@ -4,7 +4,18 @@
  * ledger, the session commit and upstream calls, and task runs linked to their request.
  * Loaded only when tracing is on (see ./index.ts).
  */
-import { context, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Link, type Span } from '@opentelemetry/api';
+import {
+  context,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Link,
+  type Span,
+} from '@opentelemetry/api';
 import type { SpanAttributes, TraceLink } from './types.ts';
 import type { RunningSdk } from './sdk.ts';
 
@@ -33,7 +44,12 @@ export interface CallTracer {
 
 /** The HTTP edge's side: one server span per request. */
 export interface RequestTracer {
-  startRequest(headers: Record<string, string | string[] | undefined>, method: string, route: string, attributes: SpanAttributes): { span: Span; context: Context };
+  startRequest(
+    headers: Record<string, string | string[] | undefined>,
+    method: string,
+    route: string,
+    attributes: SpanAttributes,
+  ): { span: Span; context: Context };
   endRequest(span: Span, statusCode: number): void;
   /** Runs `fn` with `ctx` active (the rest of a request's hooks and its handler). */
   within<T>(ctx: Context, fn: () => T): T;
@@ -61,9 +77,18 @@ export class TracingRuntime implements RequestTracer {
     return { traceCall: (call, scope, run) => this.#traceCall(call, scope, run, traceArguments) };
   }
 
-  startRequest(headers: Record<string, string | string[] | undefined>, method: string, route: string, attributes: SpanAttributes): { span: Span; context: Context } {
+  startRequest(
+    headers: Record<string, string | string[] | undefined>,
+    method: string,
+    route: string,
+    attributes: SpanAttributes,
+  ): { span: Span; context: Context } {
     const parent = propagation.extract(ROOT_CONTEXT, headers, headerGetter);
-    const span = this.#sdk.tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route, ...attributes } }, parent);
+    const span = this.#sdk.tracer.startSpan(
+      `${method} ${route}`,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route, ...attributes } },
+      parent,
+    );
     return { span, context: trace.setSpan(parent, span) };
   }
 
@@ -134,7 +159,9 @@ export class TracingRuntime implements RequestTracer {
   capture(): TraceLink | null {
     const carrier: Record<string, string> = {};
     propagation.inject(context.active(), carrier);
-    return carrier.traceparent === undefined ? null : { traceparent: carrier.traceparent, ...(carrier.tracestate !== undefined && { tracestate: carrier.tracestate }) };
+    return carrier.traceparent === undefined
+      ? null
+      : { traceparent: carrier.traceparent, ...(carrier.tracestate !== undefined && { tracestate: carrier.tracestate }) };
   }
 
   logFields(): Record<string, string> {
@@ -150,7 +177,14 @@ export class TracingRuntime implements RequestTracer {
     return this.#sdk.stop();
   }
 
-  async #around<T>(name: string, kind: SpanKind, attributes: SpanAttributes, fn: () => Promise<T>, links: Link[], parent: Context = context.active()): Promise<T> {
+  async #around<T>(
+    name: string,
+    kind: SpanKind,
+    attributes: SpanAttributes,
+    fn: () => Promise<T>,
+    links: Link[],
+    parent: Context = context.active(),
+  ): Promise<T> {
     const span = this.#sdk.tracer.startSpan(name, { kind, attributes, links }, parent);
     try {
       return await context.with(trace.setSpan(parent, span), fn);

@@ -27,7 +27,10 @@ export async function startSdk(version: string): Promise<RunningSdk> {
     tracer: trace.getTracer('toolport', version),
     // Export is best effort: a collector that is down must not fail a close or a shutdown.
     flush: async () => {
-      await provider.getDelegate?.().forceFlush?.()?.catch(() => undefined);
+      await provider
+        .getDelegate?.()
+        .forceFlush?.()
+        ?.catch(() => undefined);
     },
     stop: async () => {
       undici.disable();

@@ -39,7 +39,10 @@ export async function startIssuer(): Promise<TestIssuer> {
     jwksFetches: 0,
     async sign(claims, options = {}) {
       const key = options.key ?? state.published[0]!;
-      const jwt = new SignJWT(claims).setProtectedHeader({ alg: options.alg ?? key.alg, kid: key.kid, typ: 'at+jwt' }).setIssuer(issuer).setIssuedAt();
+      const jwt = new SignJWT(claims)
+        .setProtectedHeader({ alg: options.alg ?? key.alg, kid: key.kid, typ: 'at+jwt' })
+        .setIssuer(issuer)
+        .setIssuedAt();
       if (claims.exp === undefined) jwt.setExpirationTime(options.expiresIn ?? '5m');
       return jwt.sign(key.privateKey);
     },

@@ -18,10 +18,13 @@ export async function testKeys(agentTools: string[]): Promise<TestKeys> {
   const agent = `sk-agent-${randomUUID()}`;
   const dir = await mkdtemp(path.join(tmpdir(), 'toolport-keys-'));
   const file = path.join(dir, 'keys.json');
-  await writeFile(file, JSON.stringify([
-    { id: 'ops', key_sha256: sha(admin), tools: ['*'], admin: true },
-    { id: 'agent', key_sha256: sha(agent), tools: agentTools },
-  ]));
+  await writeFile(
+    file,
+    JSON.stringify([
+      { id: 'ops', key_sha256: sha(admin), tools: ['*'], admin: true },
+      { id: 'agent', key_sha256: sha(agent), tools: agentTools },
+    ]),
+  );
   return { file, admin, agent };
 }
 

@@ -53,7 +53,10 @@ export async function startEverythingHttp(): Promise<{ url: string; child: Child
 /** The changing server (test/fixtures/mcp) over the SDK's Streamable HTTP server transport, on a free port. */
 export async function startChangingHttp(): Promise<{ url: string; child: Child }> {
   const [port] = await freePorts(1);
-  const child = startChild('changing-server (Streamable HTTP)', process.execPath, [CHANGING, '--http'], { cwd: ROOT, env: { ...process.env, PORT: String(port) } });
+  const child = startChild('changing-server (Streamable HTTP)', process.execPath, [CHANGING, '--http'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port) },
+  });
   const url = `http://127.0.0.1:${port}/mcp`;
   await waitUntilReady(child, 'its HTTP port', async () => (await fetch(url, { signal: AbortSignal.timeout(1000) })).status > 0);
   return { url, child };

@@ -43,7 +43,15 @@ export async function startTestProvider(options: { redirectUris: string[]; acces
     scopes: ['openid', 'offline_access'],
     pkce: { required: () => true },
     features: { devInteractions: { enabled: false } },
-    ttl: { AccessToken: options.accessTokenTtlS ?? 3600, Grant: 3600, Interaction: 600, Session: 3600, AuthorizationCode: 60, RefreshToken: 3600, IdToken: 3600 },
+    ttl: {
+      AccessToken: options.accessTokenTtlS ?? 3600,
+      Grant: 3600,
+      Interaction: 600,
+      Session: 3600,
+      AuthorizationCode: 60,
+      RefreshToken: 3600,
+      IdToken: 3600,
+    },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
     cookies: { keys: ['test-cookie-key'] },
@@ -104,7 +112,13 @@ export class TestBrowser {
   readonly #cookies = new Map<string, Map<string, string>>();
   constructor(
     readonly account: string,
-    readonly toolport: { origin: string; get(path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | number | undefined>; body: string }> },
+    readonly toolport: {
+      origin: string;
+      get(
+        path: string,
+        headers: Record<string, string>,
+      ): Promise<{ status: number; headers: Record<string, string | string[] | number | undefined>; body: string }>;
+    },
   ) {}
 
   #remember(host: string, setCookie: string | string[] | undefined): void {
@@ -118,7 +132,10 @@ export class TestBrowser {
   }
 
   #cookieHeader(host: string): string {
-    return [...(this.#cookies.get(host) ?? new Map<string, string>()).entries()].filter(([, v]) => v !== '').map(([k, v]) => `${k}=${v}`).join('; ');
+    return [...(this.#cookies.get(host) ?? new Map<string, string>()).entries()]
+      .filter(([, v]) => v !== '')
+      .map(([k, v]) => `${k}=${v}`)
+      .join('; ');
   }
 
   /** One GET, without following; cookies kept. */

@@ -40,7 +40,10 @@ export function dereference(document: Json): Json {
     if (node === null || typeof node !== 'object') return node;
     if (typeof node.$ref === 'string' && node.$ref.startsWith('#/')) {
       if (seen.includes(node.$ref)) return {};
-      const target = node.$ref.slice(2).split('/').reduce((at: any, key: string) => at?.[key], document);
+      const target = node.$ref
+        .slice(2)
+        .split('/')
+        .reduce((at: any, key: string) => at?.[key], document);
       return resolve(target, [...seen, node.$ref]);
     }
     return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, resolve(value, seen)]));
@@ -66,7 +69,10 @@ export function operationsOf(document: Json): Operation[] {
 }
 
 /** Printable ASCII: what an HTTP header value may carry. */
-const headerText = fc.string({ unit: fc.constantFrom(...' !"#$%&\'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~'), maxLength: 40 });
+const headerText = fc.string({
+  unit: fc.constantFrom(...' !"#$%&\'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~'),
+  maxLength: 40,
+});
 
 /** Values valid for a JSON Schema, as far as this small generator knows the keywords. */
 export function fromSchema(schema: Json | undefined, depth = 0): fc.Arbitrary<unknown> {
@@ -74,7 +80,8 @@ export function fromSchema(schema: Json | undefined, depth = 0): fc.Arbitrary<un
   if ('const' in schema) return fc.constant(schema.const);
   if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum);
   const branches = schema.anyOf ?? schema.oneOf;
-  if (Array.isArray(branches) && branches.length > 0) return fc.oneof(...branches.map((branch: Json) => fromSchema({ ...schema, anyOf: undefined, oneOf: undefined, ...branch }, depth + 1)));
+  if (Array.isArray(branches) && branches.length > 0)
+    return fc.oneof(...branches.map((branch: Json) => fromSchema({ ...schema, anyOf: undefined, oneOf: undefined, ...branch }, depth + 1)));
   const type = Array.isArray(schema.type) ? schema.type : schema.type === undefined ? null : [schema.type];
   if (type === null) return schema.properties ? fromSchema({ ...schema, type: 'object' }, depth) : fc.jsonValue({ maxDepth: 2 });
   return fc.oneof(
@@ -116,7 +123,12 @@ function parameterValue(parameter: Json, pathValues: readonly string[]): fc.Arbi
     .filter((value) => parameterAccepts(parameter, value));
   const known = pathValues.length > 0 && parameter.in === 'path' ? [fc.constantFrom(...pathValues)] : [];
   // A wild path segment is still a segment: not empty, not "." or ".." (clients resolve those away).
-  const wild = parameter.in === 'header' ? headerText : parameter.in === 'path' ? fc.string({ minLength: 1, maxLength: 40 }).filter((v) => v !== '.' && v !== '..') : fc.string({ maxLength: 40 });
+  const wild =
+    parameter.in === 'header'
+      ? headerText
+      : parameter.in === 'path'
+        ? fc.string({ minLength: 1, maxLength: 40 }).filter((v) => v !== '.' && v !== '..')
+        : fc.string({ maxLength: 40 });
   return fc.oneof({ arbitrary: valid, weight: 5 }, ...known.map((arbitrary) => ({ arbitrary, weight: 3 })), { arbitrary: wild, weight: 1 });
 }
 
@@ -128,7 +140,10 @@ export function requestsFor(operation: Operation, pathValues: readonly string[] 
   const optional = (parameter: Json) => parameterValue(parameter, pathValues).map((value) => [parameter.name as string, value] as const);
   const present = (parameter: Json) =>
     parameter.required ? optional(parameter).map((entry) => entry as readonly [string, string] | null) : fc.option(optional(parameter), { freq: 2, nil: null });
-  const body = operation.body === null ? fc.constant(undefined) : fc.oneof({ arbitrary: fromSchema(operation.body), weight: 4 }, { arbitrary: fc.jsonValue({ maxDepth: 3 }), weight: 1 });
+  const body =
+    operation.body === null
+      ? fc.constant(undefined)
+      : fc.oneof({ arbitrary: fromSchema(operation.body), weight: 4 }, { arbitrary: fc.jsonValue({ maxDepth: 3 }), weight: 1 });
   return fc
     .record({
       path: fc.tuple(...byIn('path').map((p) => parameterValue(p, pathValues))),
@@ -146,7 +161,9 @@ export function requestsFor(operation: Operation, pathValues: readonly string[] 
       const names = byIn('path').map((p) => p.name as string);
       const url = names.reduce((at, name, i) => at.replace(`{${name}}`, encodeURIComponent(path[i]!)), operation.path);
       const search = new URLSearchParams(query.filter((entry): entry is readonly [string, string] => entry !== null).map(([k, v]): [string, string] => [k, v]));
-      const sent: Record<string, string> = Object.fromEntries(headers.filter((entry): entry is readonly [string, string] => entry !== null && ascii.test(entry[1])));
+      const sent: Record<string, string> = Object.fromEntries(
+        headers.filter((entry): entry is readonly [string, string] => entry !== null && ascii.test(entry[1])),
+      );
       if (payload !== undefined) sent['content-type'] = 'application/json';
       return {
         method: operation.method,
@@ -197,7 +214,9 @@ const validators = new WeakMap<object, ReturnType<typeof ajv.compile>>();
 export function undocumented(operation: Operation, answer: Answer): string | null {
   const documented = operation.responses[String(answer.status)] ?? operation.responses.default;
   if (documented === undefined) return `status ${answer.status} is not documented (documented: ${Object.keys(operation.responses).join(', ')})`;
-  const contentType = String(answer.headers['content-type'] ?? '').split(';')[0]!.trim();
+  const contentType = String(answer.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim();
   const content: Json | undefined = documented.content;
   if (content === undefined || Object.keys(content).length === 0) {
     return answer.body === '' ? null : `status ${answer.status} is documented without a body, but one came (${contentType})`;

@@ -36,7 +36,13 @@ interface DecodedRequest {
 
 const ExportTraceServiceRequest = (
   otlpRoot as unknown as {
-    opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: { decode(bytes: Uint8Array): unknown; toObject(message: unknown, options: object): DecodedRequest } } } } } };
+    opentelemetry: {
+      proto: {
+        collector: {
+          trace: { v1: { ExportTraceServiceRequest: { decode(bytes: Uint8Array): unknown; toObject(message: unknown, options: object): DecodedRequest } } };
+        };
+      };
+    };
   }
 ).opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 
@@ -84,23 +90,25 @@ export class OtlpReceiver {
   }
 
   static async start(): Promise<OtlpReceiver> {
-    const receiver: OtlpReceiver = new OtlpReceiver(createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const type = String(request.headers['content-type'] ?? '');
-        if (request.method !== 'POST' || request.url !== '/v1/traces') {
-          response.writeHead(404).end();
-          return;
-        }
-        try {
-          receiver.#accept(type, Buffer.concat(chunks));
-          response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(); // an empty ExportTraceServiceResponse
-        } catch (err) {
-          response.writeHead(400, { 'content-type': 'text/plain' }).end(String(err));
-        }
-      });
-    }));
+    const receiver: OtlpReceiver = new OtlpReceiver(
+      createServer((request, response) => {
+        const chunks: Buffer[] = [];
+        request.on('data', (chunk: Buffer) => chunks.push(chunk));
+        request.on('end', () => {
+          const type = String(request.headers['content-type'] ?? '');
+          if (request.method !== 'POST' || request.url !== '/v1/traces') {
+            response.writeHead(404).end();
+            return;
+          }
+          try {
+            receiver.#accept(type, Buffer.concat(chunks));
+            response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(); // an empty ExportTraceServiceResponse
+          } catch (err) {
+            response.writeHead(400, { 'content-type': 'text/plain' }).end(String(err));
+          }
+        });
+      }),
+    );
     await new Promise<void>((resolve) => receiver.#server.listen(0, '127.0.0.1', resolve));
     return receiver;
   }

@@ -38,8 +38,8 @@ export async function startPetstore(): Promise<Petstore> {
     if (body === undefined) return void res.writeHead(status).end();
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
-  const problem = (res: ServerResponse, status: number, detail: string): void => void
-    res.writeHead(status, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ title: detail, status, detail }));
+  const problem = (res: ServerResponse, status: number, detail: string): void =>
+    void res.writeHead(status, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ title: detail, status, detail }));
 
   function route(method: string, path: string, query: URLSearchParams, body: unknown, res: ServerResponse): void {
     const segments = path.split('/').slice(1).map(decodeURIComponent);
@@ -54,11 +54,19 @@ export async function startPetstore(): Promise<Petstore> {
     }
     if (first === 'pet' && second === 'findByStatus' && method === 'GET') {
       const status = query.get('status') ?? 'available';
-      return send(res, 200, [...pets.values()].filter((p) => p.status === status));
+      return send(
+        res,
+        200,
+        [...pets.values()].filter((p) => p.status === status),
+      );
     }
     if (first === 'pet' && second === 'findByTags' && method === 'GET') {
       const tags = query.getAll('tags');
-      return send(res, 200, [...pets.values()].filter((p) => p.tags?.some((t) => tags.includes(String(t.name)))));
+      return send(
+        res,
+        200,
+        [...pets.values()].filter((p) => p.tags?.some((t) => tags.includes(String(t.name)))),
+      );
     }
     if (first === 'pet' && second !== undefined && third === undefined) {
       if (!/^\d+$/.test(second)) return problem(res, 400, 'Invalid ID supplied');
@@ -89,7 +97,9 @@ export async function startPetstore(): Promise<Petstore> {
       if (method === 'DELETE') return orders.delete(Number(third)) ? send(res, 200) : problem(res, 404, 'Order not found');
     }
     if (first === 'user' && second === 'login' && method === 'GET') {
-      return query.get('password') === 'secret' ? send(res, 200, `logged in user session: ${query.get('username')}`) : problem(res, 400, 'Invalid username/password supplied');
+      return query.get('password') === 'secret'
+        ? send(res, 200, `logged in user session: ${query.get('username')}`)
+        : problem(res, 400, 'Invalid username/password supplied');
     }
     if (first === 'user' && second !== undefined && segments.length === 2) {
       if (method === 'GET') return users.has(second) ? send(res, 200, users.get(second)) : problem(res, 404, `User not found: ${second}`);

@@ -85,7 +85,11 @@ export const testTools: ToolDefinition[] = [
     description: 'Throws something that is not an Error.',
     parameters: noArgs,
     handler: () => {
-      throw { toString: () => { throw new Error('nope'); } };
+      throw {
+        toString: () => {
+          throw new Error('nope');
+        },
+      };
     },
   },
   { name: 'not_a_result', description: 'Returns a number.', parameters: noArgs, handler: () => 42 as never },
@@ -131,7 +135,11 @@ export const testTools: ToolDefinition[] = [
   {
     name: 'writes_many',
     description: 'Waits, then writes keys k0..k(n-1) of the session with the same value.',
-    parameters: { type: 'object', properties: { n: { type: 'integer', minimum: 1 }, wait_ms: { type: 'integer', minimum: 0 }, value: { type: 'string' } }, required: ['n', 'value'] },
+    parameters: {
+      type: 'object',
+      properties: { n: { type: 'integer', minimum: 1 }, wait_ms: { type: 'integer', minimum: 0 }, value: { type: 'string' } },
+      required: ['n', 'value'],
+    },
     handler: async (params, context) => {
       await sleep((params.wait_ms as number | undefined) ?? 0);
       for (let i = 0; i < (params.n as number); i++) await context.session!.set(`k${i}`, params.value);
@@ -156,7 +164,7 @@ export const testTools: ToolDefinition[] = [
     handler: (params, context) => {
       const attempts: string[] = [];
       for (const attempt of [
-        () => ((params.list as number[]).push(4)),
+        () => (params.list as number[]).push(4),
         () => ((params as Record<string, unknown>).extra = 1),
         () => ((context as unknown as Record<string, unknown>).callId = 'x'),
       ]) {

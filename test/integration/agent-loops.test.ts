@@ -64,7 +64,18 @@ describe('agent loops', () => {
       execFile(
         'python3',
         ['examples/agent-loop/python_loop.py', 'What is 2 + 3?'],
-        { cwd: ROOT, env: { PATH: process.env.PATH ?? '', PYTHONPATH: 'clients/python', TOOLPORT_URL: url, MODEL_URL: `${models.baseUrl}/v1`, MODEL_KEY: 'sk-test', MODEL: 'gpt-test' }, timeout: 60_000 },
+        {
+          cwd: ROOT,
+          env: {
+            PATH: process.env.PATH ?? '',
+            PYTHONPATH: 'clients/python',
+            TOOLPORT_URL: url,
+            MODEL_URL: `${models.baseUrl}/v1`,
+            MODEL_KEY: 'sk-test',
+            MODEL: 'gpt-test',
+          },
+          timeout: 60_000,
+        },
         (err, stdout, stderr) => (err === null ? resolve(stdout) : reject(new Error(stderr))),
       );
     });

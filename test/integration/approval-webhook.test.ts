@@ -46,7 +46,10 @@ describe('the approval webhook', () => {
     await post(app, { decision: 'deny', note: 'no' }, bearer(fx.keys.finance), `/approvals/${id}/decision`);
     await until('both notices', () => (received.length >= 2 ? received : null));
     const records = received.map((r) => JSON.parse(r.body) as { approval_id: string; status: string });
-    expect(records.map((r) => [r.approval_id, r.status]).sort()).toEqual([[id, 'denied'], [id, 'pending']]);
+    expect(records.map((r) => [r.approval_id, r.status]).sort()).toEqual([
+      [id, 'denied'],
+      [id, 'pending'],
+    ]);
     for (const { body, signature } of received) expect(signature).toBe(`sha256=${createHmac('sha256', 'shh').update(body).digest('hex')}`);
     const metrics = (await get(app, '/metrics', bearer(fx.keys.ops))).text;
     expect(metrics).toMatch(/toolport_approvals_total\{outcome="requested"\} 1/);

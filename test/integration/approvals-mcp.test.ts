@@ -21,16 +21,33 @@ describe.each(STORES)('approvals over MCP 2026-07-28 (%s store)', (kind) => {
   });
 
   let nextId = 1;
-  const call = async (args: Record<string, unknown>, extra: Record<string, unknown> = {}, capabilities: Record<string, unknown> = { elicitation: {} }, secret = fx.keys.agent) => {
+  const call = async (
+    args: Record<string, unknown>,
+    extra: Record<string, unknown> = {},
+    capabilities: Record<string, unknown> = { elicitation: {} },
+    secret = fx.keys.agent,
+  ) => {
     const answer = await app.inject({
       method: 'POST',
       url: '/mcp',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'payments_refund', ...bearer(secret) },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'payments_refund',
+        ...bearer(secret),
+      },
       payload: JSON.stringify({
         jsonrpc: '2.0',
         id: nextId++,
         method: 'tools/call',
-        params: { name: 'payments_refund', arguments: args, ...extra, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities } },
+        params: {
+          name: 'payments_refund',
+          arguments: args,
+          ...extra,
+          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities },
+        },
       }),
     });
     return answer.json() as Record<string, any>;
@@ -40,10 +57,15 @@ describe.each(STORES)('approvals over MCP 2026-07-28 (%s store)', (kind) => {
     const args = { order: 'mcp-1', amount: 2500 };
     const asked = (await call(args)).result;
     expect(asked.resultType).toBe('input_required');
-    expect(asked.inputRequests.approval).toMatchObject({ method: 'elicitation/create', params: { mode: 'form', requestedSchema: { properties: { approve: { type: 'boolean' }, note: { type: 'string' } } } } });
+    expect(asked.inputRequests.approval).toMatchObject({
+      method: 'elicitation/create',
+      params: { mode: 'form', requestedSchema: { properties: { approve: { type: 'boolean' }, note: { type: 'string' } } } },
+    });
     expect(typeof asked.requestState).toBe('string');
     const before = fx.runs.get('payments_refund') ?? 0;
-    const ran = (await call(args, { inputResponses: { approval: { action: 'accept', content: { approve: true, note: 'yes' } } }, requestState: asked.requestState })).result;
+    const ran = (
+      await call(args, { inputResponses: { approval: { action: 'accept', content: { approve: true, note: 'yes' } } }, requestState: asked.requestState })
+    ).result;
     expect(ran).toMatchObject({ resultType: 'complete', isError: false });
     expect(fx.runs.get('payments_refund')).toBe(before + 1);
     const replay = await call(args, { inputResponses: { approval: { action: 'accept', content: { approve: true } } }, requestState: asked.requestState });

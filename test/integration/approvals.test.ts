@@ -20,7 +20,8 @@ describe.each(STORES)('policy and approvals (%s store)', (kind) => {
     await app?.close();
   });
 
-  const refund = (args: Record<string, unknown>, headers: Record<string, string> = {}) => post(app, { name: 'payments_refund', arguments: args }, { ...bearer(fx.keys.agent), ...headers });
+  const refund = (args: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    post(app, { name: 'payments_refund', arguments: args }, { ...bearer(fx.keys.agent), ...headers });
   const decide = (id: string, secret: string, body: unknown) => post(app, body, bearer(secret), `/approvals/${id}/decision`);
 
   it('runs a call no rule holds, and denies what a deny rule matches with its reason', async () => {
@@ -28,7 +29,11 @@ describe.each(STORES)('policy and approvals (%s store)', (kind) => {
     expect(small.body.success).toBe(true);
     const wiped = await post(app, { name: 'wipe_disk', arguments: {} }, bearer(fx.keys.agent));
     expect(wiped.status).toBe(200);
-    expect(wiped.body).toMatchObject({ success: false, error: { code: 'policy_denied' }, message: 'Destructive tools are reserved for the ops team; ask a person.' });
+    expect(wiped.body).toMatchObject({
+      success: false,
+      error: { code: 'policy_denied' },
+      message: 'Destructive tools are reserved for the ops team; ask a person.',
+    });
     expect(fx.runs.get('wipe_disk')).toBeUndefined();
   });
 
@@ -48,7 +53,16 @@ describe.each(STORES)('policy and approvals (%s store)', (kind) => {
     const listed = await get(app, '/approvals?status=pending', bearer(fx.keys.finance));
     expect(listed.body.approvals.map((a: { approval_id: string }) => a.approval_id)).toContain(id);
     const record = (await get(app, `/approvals/${id}`, bearer(fx.keys.finance))).body;
-    expect(record).toMatchObject({ status: 'pending', tool: 'payments_refund', arguments: args, caller: 'agent', rule: 0, approvers: ['finance', 'client'], decision: null, may_decide: true });
+    expect(record).toMatchObject({
+      status: 'pending',
+      tool: 'payments_refund',
+      arguments: args,
+      caller: 'agent',
+      rule: 0,
+      approvers: ['finance', 'client'],
+      decision: null,
+      may_decide: true,
+    });
     expect(record.arguments_hash).toMatch(/^[0-9a-f]{64}$/);
 
     expect((await get(app, `/approvals/${id}`, bearer(fx.keys.agent))).body.may_decide).toBe(false);
@@ -100,7 +114,9 @@ describe.each(STORES)('policy and approvals (%s store)', (kind) => {
 
   it('lets exactly one of many concurrent decisions win', async () => {
     const id = (await refund({ order: 'o-race', amount: 9000 })).body.approval.id as string;
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => decide(id, i % 2 === 0 ? fx.keys.finance : fx.keys.ops, { decision: i % 3 === 0 ? 'deny' : 'approve' })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => decide(id, i % 2 === 0 ? fx.keys.finance : fx.keys.ops, { decision: i % 3 === 0 ? 'deny' : 'approve' })),
+    );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
     expect(answers.filter((a) => a.status === 409)).toHaveLength(7);
   });

@@ -72,7 +72,10 @@ describe('API keys', () => {
     }
     const own = (await get(app, '/tools', bearer(SECRETS.agent))).body;
     expect(own.tools.map((t: { name: string }) => t.name).sort()).toEqual(
-      all.tools.map((t: { name: string }) => t.name).filter((n: string) => n === 'echo' || /^(planning|introspect)_/.test(n)).sort(),
+      all.tools
+        .map((t: { name: string }) => t.name)
+        .filter((n: string) => n === 'echo' || /^(planning|introspect)_/.test(n))
+        .sort(),
     );
     expect((await get(app, '/tools/counter', bearer(SECRETS.agent))).status).toBe(404);
     expect((await get(app, '/tools/counter/versions', bearer(SECRETS.agent))).status).toBe(404);
@@ -82,9 +85,14 @@ describe('API keys', () => {
     expect((await get(app, '/tools?tool_choice=counter&format=openai', bearer(SECRETS.agent))).status).toBe(400);
   });
 
-  it('lists only the key\'s tools over MCP, and refuses /mcp without a key', async () => {
+  it("lists only the key's tools over MCP, and refuses /mcp without a key", async () => {
     const rpc = (body: unknown, headers: Record<string, string>) =>
-      app.inject({ method: 'POST', url: '/mcp', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, payload: JSON.stringify(body) });
+      app.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        payload: JSON.stringify(body),
+      });
     expect((await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, {})).statusCode).toBe(401);
     const names = (headers: Record<string, string>) =>
       rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers).then((r) => (r.json().result.tools as { name: string }[]).map((t) => t.name));
@@ -108,7 +116,12 @@ describe('API keys', () => {
     expect(forbidden.statusCode).toBe(403);
     expect(forbidden.headers['content-type']).toMatch(/application\/problem\+json/);
     expect((await app.inject({ method: 'DELETE', url: '/sessions/s1', headers: bearer(SECRETS.admin) })).statusCode).toBe(204);
-    for (const [method, url] of [['GET', '/ledger/effects/global%3Aecho%3Ax'], ['DELETE', '/ledger/effects/global%3Aecho%3Ax'], ['DELETE', '/ledger/tools/echo'], ['DELETE', '/ledger?scope=global']] as const) {
+    for (const [method, url] of [
+      ['GET', '/ledger/effects/global%3Aecho%3Ax'],
+      ['DELETE', '/ledger/effects/global%3Aecho%3Ax'],
+      ['DELETE', '/ledger/tools/echo'],
+      ['DELETE', '/ledger?scope=global'],
+    ] as const) {
       expect((await app.inject({ method, url, headers: bearer(SECRETS.agent) })).statusCode, `${method} ${url}`).toBe(403);
       expect((await app.inject({ method, url, headers: bearer(SECRETS.admin) })).statusCode, `${method} ${url}`).not.toBe(403);
     }
@@ -150,7 +163,12 @@ describe('API key files', () => {
 
   it('stops the start with a message naming the problem', () => {
     expect(() => ApiKeys.from([{ id: 'a', key_sha256: 'short', tools: [] }])).toThrow(ConfigError);
-    expect(() => ApiKeys.from([{ id: 'a', key_sha256: sha('x'), tools: ['*'] }, { id: 'a', key_sha256: sha('y'), tools: ['*'] }])).toThrow(/appears twice/);
+    expect(() =>
+      ApiKeys.from([
+        { id: 'a', key_sha256: sha('x'), tools: ['*'] },
+        { id: 'a', key_sha256: sha('y'), tools: ['*'] },
+      ]),
+    ).toThrow(/appears twice/);
     expect(() => ApiKeys.from({ keys: 'none' })).toThrow(/must be a list of keys or \{keys/);
     expect(() => ApiKeys.from({ keys: [], access: [{ groups: ['x'] }] })).toThrow(/access\/0 must have required property 'tools'/);
     expect(() => ApiKeys.from([{ id: 'user:alice', key_sha256: sha('x'), tools: ['*'] }])).toThrow(/must not start with "user:"/);

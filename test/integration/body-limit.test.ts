@@ -78,7 +78,8 @@ describe('bodies over the limit', () => {
     try {
       ({ stdout: output } = await promisify(execFile)('python3', ['-c', PYTHON, String(port)], { timeout: 60_000 }));
     } catch (err) {
-      if ((err as { code?: string }).code === 'ENOENT') throw new Error('python3 is missing: install it (apt-get install python3) to run this test', { cause: err });
+      if ((err as { code?: string }).code === 'ENOENT')
+        throw new Error('python3 is missing: install it (apt-get install python3) to run this test', { cause: err });
       throw err;
     }
     const [status, ...rest] = output.trim().split('\n');
@@ -86,7 +87,11 @@ describe('bodies over the limit', () => {
   }, 60_000);
 
   it('keeps answering small bodies on the same server afterwards', async () => {
-    const response = await fetch(`http://127.0.0.1:${port}/tools/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'echo', arguments: { text: 'hi' } }) });
+    const response = await fetch(`http://127.0.0.1:${port}/tools/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'echo', arguments: { text: 'hi' } }),
+    });
     expect(response.status).toBe(200);
   });
 });

@@ -20,7 +20,12 @@ interface StreamEvent {
  * Reads the SSE events of GET `url` until `until` says stop (8 s at most); `afterReady` runs once the
  * `ready` event came. node:http, not fetch: an aborted fetch leaves a connection that holds app.close.
  */
-function readEvents(url: string, headers: Record<string, string>, until: (events: StreamEvent[]) => boolean, afterReady?: () => Promise<void>): Promise<StreamEvent[]> {
+function readEvents(
+  url: string,
+  headers: Record<string, string>,
+  until: (events: StreamEvent[]) => boolean,
+  afterReady?: () => Promise<void>,
+): Promise<StreamEvent[]> {
   return new Promise((resolve, reject) => {
     const events: StreamEvent[] = [];
     const request = http.get(url, { headers: { accept: 'text/event-stream', ...headers } }, (response) => {
@@ -111,7 +116,7 @@ describe.each(STORES)('the call feed (%s store)', (store) => {
     expect(events.slice(ready + 1).find((e) => e.name === 'call')!.data).toMatchObject({ tool: 'echo', caller: 'ops', arguments: { text: 'after' } });
   });
 
-  it("streams to a key without admin only its own calls, without arguments", async () => {
+  it('streams to a key without admin only its own calls, without arguments', async () => {
     const events = await readEvents(
       `${base}/calls/stream?limit=1`,
       bearer(keys.agent),
@@ -145,9 +150,14 @@ describe('the call feed across replicas', () => {
 
   it("shows every replica's calls in each replica's feed, live and in the recent list", async () => {
     const base = await a.listen({ port: 0, host: '127.0.0.1' });
-    const events = await readEvents(`${base}/calls/stream?limit=1`, {}, (seen) => seen.some((e) => e.data?.arguments?.text === 'on b'), async () => {
-      await post(b, { name: 'echo', arguments: { text: 'on b' } });
-    });
+    const events = await readEvents(
+      `${base}/calls/stream?limit=1`,
+      {},
+      (seen) => seen.some((e) => e.data?.arguments?.text === 'on b'),
+      async () => {
+        await post(b, { name: 'echo', arguments: { text: 'on b' } });
+      },
+    );
     expect(events.find((e) => e.data?.arguments?.text === 'on b')!.name).toBe('call');
     await post(a, { name: 'echo', arguments: { text: 'on a' } });
     await a.toolport.feed.flush();
@@ -204,7 +214,11 @@ describe('the call log keeps the newest entries only', () => {
   });
 
   it('in Redis, in one command per batch, published to every subscriber', async () => {
-    const store = new RedisStore({ url: inject('redisUrl') }, { keyPrefix: `test:log-${Date.now()}:`, sessionTtlS: 60, sessionMaxEvents: 10, recentCalls: 10 }, pino({ level: 'silent' }));
+    const store = new RedisStore(
+      { url: inject('redisUrl') },
+      { keyPrefix: `test:log-${Date.now()}:`, sessionTtlS: 60, sessionMaxEvents: 10, recentCalls: 10 },
+      pino({ level: 'silent' }),
+    );
     try {
       await store.waitUntilReady();
       const published: string[][] = [];
@@ -237,7 +251,12 @@ describe.each(STORES)('the call feed builds each entry once (%s store)', (store)
   beforeAll(async () => {
     app = await makeApp(store, {
       register: (registry) =>
-        registry.registerTool({ name: 'counted', description: 'Answers a value that counts its serializations.', parameters: { type: 'object', properties: {} }, handler: () => ok(new Counted(), 'counted') }),
+        registry.registerTool({
+          name: 'counted',
+          description: 'Answers a value that counts its serializations.',
+          parameters: { type: 'object', properties: {} },
+          handler: () => ok(new Counted(), 'counted'),
+        }),
     });
   });
   afterAll(() => app.close());
@@ -267,15 +286,25 @@ describe.each(STORES)('the call feed builds each entry once (%s store)', (store)
     await app.toolport.feed.flush();
 
     let started = 0;
-    const watch = (text: string) => readEvents(`${base}/calls/stream?limit=1`, {}, (seen) => seen.some((e) => e.name === 'call' && e.data.arguments?.text === text), async () => {
-      if (++started === 2) {
-        before = Counted.count;
-        await post(app, { name: 'counted', arguments: {} });
-        await post(app, { name: 'echo', arguments: { text } });
-      }
-    });
+    const watch = (text: string) =>
+      readEvents(
+        `${base}/calls/stream?limit=1`,
+        {},
+        (seen) => seen.some((e) => e.name === 'call' && e.data.arguments?.text === text),
+        async () => {
+          if (++started === 2) {
+            before = Counted.count;
+            await post(app, { name: 'counted', arguments: {} });
+            await post(app, { name: 'echo', arguments: { text } });
+          }
+        },
+      );
     const [one, two] = await Promise.all([watch('seen'), watch('seen')]);
-    const live = (events: StreamEvent[]) => events.slice(events.findIndex((e) => e.name === 'ready') + 1).filter((e) => e.name === 'call').map((e) => e.data);
+    const live = (events: StreamEvent[]) =>
+      events
+        .slice(events.findIndex((e) => e.name === 'ready') + 1)
+        .filter((e) => e.name === 'call')
+        .map((e) => e.data);
     for (const events of [one, two]) expect(live(events).map((call) => call.tool)).toEqual(['counted', 'echo']);
     expect(live(one)[0].id).toBe(live(two)[0].id);
     expect(Counted.count - before).toBe(ofTheCall + 1);
@@ -292,7 +321,12 @@ describe('call entries', () => {
       const [call] = (await get(app, '/calls?limit=1')).body.calls;
       expect(call.arguments).toBe(`${JSON.stringify({ text }).slice(0, 4000)}… (cut: ${JSON.stringify({ text }).length} characters)`);
       expect(call.result).toMatch(/^\{"message":.*… \(cut: \d+ characters\)$/s);
-      expect(call).toMatchObject({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), tool: 'echo', outcome: 'success' });
+      expect(call).toMatchObject({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        tool: 'echo',
+        outcome: 'success',
+      });
     } finally {
       await app.close();
     }

@@ -27,8 +27,11 @@ interface Run {
 /** Runs the command with only `env` (plus PATH and HOME). */
 function toolport(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr }),
     );
   });
 }
@@ -98,7 +101,10 @@ describe('toolport check', () => {
     });
     expect(run.stderr).toMatch(/tools, configuration valid\n$/);
     expect(run.code).toBe(0);
-    const lines = run.stdout.trim().split('\n').map((line) => line.split(/\s+/));
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split(/\s+/));
     const byName = new Map(lines.map(([name, source, hash]) => [name, { source, hash }]));
     expect(byName.get('planning_setup_plan')?.source).toBe('builtin');
     expect(byName.get('result_read')?.source).toBe('builtin');
@@ -110,7 +116,12 @@ describe('toolport check', () => {
   it('with BUILTINS=none lists only your own tools', async () => {
     const run = await toolport(['check'], { BUILTINS: 'none', TOOLS_FILE: join(folder, 'tools.yaml') });
     expect(run.code).toBe(0);
-    expect(run.stdout.trim().split('\n').map((line) => line.split(/\s+/)[0])).toEqual(['weather_now']);
+    expect(
+      run.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s+/)[0]),
+    ).toEqual(['weather_now']);
   }, 60_000);
 
   it('exits 1 with one line naming the problem: a bad plugin, a bad variable', async () => {
@@ -123,7 +134,9 @@ describe('toolport check', () => {
     expect(plugin.stderr).toMatch(/^toolport: .*broken\.mjs.*"Bad Name"/);
     expect(plugin.stdout).toBe('');
     expect(variable.code).toBe(1);
-    expect(variable.stderr).toBe('toolport: bad configuration: BUILTINS must be all, none, or a comma-separated list of planning, workspace, introspect, results, search, got "planning,everything"\n');
+    expect(variable.stderr).toBe(
+      'toolport: bad configuration: BUILTINS must be all, none, or a comma-separated list of planning, workspace, introspect, results, search, got "planning,everything"\n',
+    );
   }, 60_000);
 });
 
@@ -135,11 +148,16 @@ describe('toolport tools and call, against a running service', () => {
     expect(plain.code).toBe(0);
     expect(plain.stdout).toMatch(/^echo\s+Echo the text back\.$/m);
     expect(openai.code).toBe(0);
-    expect(JSON.parse(openai.stdout).tools.some((t: { type: string; function: { name: string } }) => t.type === 'function' && t.function.name === 'echo')).toBe(true);
+    expect(JSON.parse(openai.stdout).tools.some((t: { type: string; function: { name: string } }) => t.type === 'function' && t.function.name === 'echo')).toBe(
+      true,
+    );
   }, 60_000);
 
   it('calls a tool with key=value arguments (JSON values typed, the rest strings) or --json, printing the content', async () => {
-    const [pairs, json] = await Promise.all([toolport(['call', 'echo', 'text=hello world', 'n=3'], env()), toolport(['call', 'echo', '--json', '{"text":"42"}'], env())]);
+    const [pairs, json] = await Promise.all([
+      toolport(['call', 'echo', 'text=hello world', 'n=3'], env()),
+      toolport(['call', 'echo', '--json', '{"text":"42"}'], env()),
+    ]);
     expect(pairs).toMatchObject({ code: 0, stderr: '' });
     expect(pairs.stdout).toBe('echoed\n\n{"text":"hello world"}\n');
     expect(json.stdout).toBe('echoed\n\n{"text":"42"}\n');

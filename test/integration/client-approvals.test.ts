@@ -29,8 +29,11 @@ describe('approvals from the client and the command', () => {
     expect(pending.map((a) => a.approval_id)).toContain(held.approval!.id);
 
     const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [`${ROOT}bin/toolport.js`, 'approvals', 'approve', held.approval!.id, '--note', 'fine'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', TOOLPORT_URL: url, TOOLPORT_API_KEY: fx.keys.finance }, timeout: 60_000 }, (err, stdout, stderr) =>
-        resolve({ code: err === null ? 0 : Number(err.code), stdout, stderr }),
+      execFile(
+        process.execPath,
+        [`${ROOT}bin/toolport.js`, 'approvals', 'approve', held.approval!.id, '--note', 'fine'],
+        { cwd: ROOT, env: { PATH: process.env.PATH ?? '', TOOLPORT_URL: url, TOOLPORT_API_KEY: fx.keys.finance }, timeout: 60_000 },
+        (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number(err.code), stdout, stderr }),
       );
     });
     expect(run.stderr).toBe('');

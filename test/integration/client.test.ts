@@ -7,13 +7,7 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  NotFoundError,
-  ToolportClient,
-  ToolportUnavailableError,
-  UnauthorizedError,
-  type InvocationResult,
-} from '../../src/client/index.ts';
+import { NotFoundError, ToolportClient, ToolportUnavailableError, UnauthorizedError, type InvocationResult } from '../../src/client/index.ts';
 import { makeApp } from '../helpers/app.ts';
 import { bearer, testKeys, type TestKeys } from '../helpers/keys.ts';
 import { ledgerTools, runsOf } from '../helpers/ledger-tools.ts';
@@ -43,7 +37,9 @@ beforeAll(async () => {
       const trick = req.method === 'POST' ? nextPost.shift() : undefined;
       if (req.method === 'POST') seenKeys.push(req.headers['idempotency-key'] as string | undefined);
       if (trick === '503') {
-        res.writeHead(503, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ status: 503, title: 'Service Unavailable', detail: 'try again' }));
+        res
+          .writeHead(503, { 'content-type': 'application/problem+json' })
+          .end(JSON.stringify({ status: 503, title: 'Service Unavailable', detail: 'try again' }));
         return;
       }
       const upstream = httpRequest(`${base}${req.url}`, { method: req.method, headers: req.headers as IncomingHttpHeaders }, (answer) => {
@@ -67,7 +63,11 @@ afterAll(async () => {
 });
 
 const client = (options: { apiKey?: string; baseUrl?: string; retries?: number } = {}) =>
-  new ToolportClient({ baseUrl: options.baseUrl ?? base, apiKey: options.apiKey ?? keys.admin, ...(options.retries !== undefined && { retries: options.retries }) });
+  new ToolportClient({
+    baseUrl: options.baseUrl ?? base,
+    apiKey: options.apiKey ?? keys.admin,
+    ...(options.retries !== undefined && { retries: options.retries }),
+  });
 
 describe('the typed client', () => {
   it('lists the tools in a provider format', async () => {
@@ -116,7 +116,9 @@ describe('the typed client', () => {
 
   it('throws typed errors for refused requests', async () => {
     await expect(client({ apiKey: 'sk-nobody' }).invoke('echo', { text: 'x' })).rejects.toBeInstanceOf(UnauthorizedError);
-    const missing = await client().waitTask('0190a0f0-0000-7000-8000-000000000000', { timeoutMs: 10 }).catch((err: unknown) => err);
+    const missing = await client()
+      .waitTask('0190a0f0-0000-7000-8000-000000000000', { timeoutMs: 10 })
+      .catch((err: unknown) => err);
     expect(missing).toBeInstanceOf(NotFoundError);
     expect((missing as NotFoundError).status).toBe(404);
   });
@@ -141,10 +143,14 @@ describe('the typed client', () => {
     expect(seenKeys[1]).toBe(seenKeys[0]);
 
     nextPost = ['503', '503'];
-    const failed = await client({ baseUrl: proxied, retries: 1 }).invoke('echo', { text: 'never' }).catch((err: unknown) => err);
+    const failed = await client({ baseUrl: proxied, retries: 1 })
+      .invoke('echo', { text: 'never' })
+      .catch((err: unknown) => err);
     expect(failed).toBeInstanceOf(ToolportUnavailableError);
     expect((failed as ToolportUnavailableError).status).toBe(503);
-    const unreachable = await client({ baseUrl: 'http://127.0.0.1:9', retries: 0 }).listTools().catch((err: unknown) => err);
+    const unreachable = await client({ baseUrl: 'http://127.0.0.1:9', retries: 0 })
+      .listTools()
+      .catch((err: unknown) => err);
     expect(unreachable).toBeInstanceOf(ToolportUnavailableError);
     expect((unreachable as ToolportUnavailableError).status).toBeNull();
   });

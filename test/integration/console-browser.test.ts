@@ -88,7 +88,10 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     expect(await text(page, '.tool-detail')).toContain(placeOrder.description);
 
     await page.type('[name="customer.name"]', 'Ada');
-    const tier = await page.$eval('[name="customer.tier"]', (select) => [...(select as HTMLSelectElement).options].find((o) => o.textContent === 'gold')!.value);
+    const tier = await page.$eval(
+      '[name="customer.tier"]',
+      (select) => [...(select as HTMLSelectElement).options].find((o) => o.textContent === 'gold')!.value,
+    );
     await page.select('[name="customer.tier"]', tier);
     const [addItem] = await page.$$('xpath/.//button[text()="Add an item to items"]');
     await addItem!.click();
@@ -158,7 +161,10 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     const placed = await call(keys.admin, 'place_order', { customer: { name: 'Lin' }, items: [{ sku: 'C-3', quantity: 1 }] });
     expect(placed.idempotency_key).toEqual(expect.any(String));
     const page = await openConsole(keys.admin, `ledger/${encodeURIComponent(placed.idempotency_key)}`);
-    const [invalidate] = await Promise.all([page.waitForSelector('xpath/.//button[text()="Invalidate this entry"]'), page.waitForFunction(() => document.body.innerText.includes('Order placed for Lin'))]);
+    const [invalidate] = await Promise.all([
+      page.waitForSelector('xpath/.//button[text()="Invalidate this entry"]'),
+      page.waitForFunction(() => document.body.innerText.includes('Order placed for Lin')),
+    ]);
     page.once('dialog', (dialog) => void dialog.accept());
     await invalidate!.click();
     await page.waitForFunction(() => document.body.innerText.includes('The entry was invalidated.'));
@@ -185,7 +191,9 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     expect(await text(page, '#page-ledger')).toContain('needs an admin key');
     expect(await page.$$('#page-ledger button, #page-ledger input')).toHaveLength(0);
     // Nor can it reach the ledger routes itself.
-    const refused = await page.evaluate(async () => (await fetch('/ledger/effects/global:x', { headers: { authorization: `Bearer ${sessionStorage.getItem('toolport.apiKey')}` } })).status);
+    const refused = await page.evaluate(
+      async () => (await fetch('/ledger/effects/global:x', { headers: { authorization: `Bearer ${sessionStorage.getItem('toolport.apiKey')}` } })).status,
+    );
     expect(refused).toBe(403);
   });
 });

@@ -35,7 +35,16 @@ describe('a replica killed mid-call', () => {
     const [port] = (await freePorts(1)) as [number];
     const child = startChild('toolport replica (to be killed)', process.execPath, ['--import', 'tsx', 'src/server.ts'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), REDIS_URL: inject('redisUrl'), KEY_PREFIX: prefix, LOG_LEVEL: 'warn', TOOL_PLUGINS: 'test/fixtures/session-writer-plugin.ts', CRASH_TEST_MARKS: marks },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        PORT: String(port),
+        REDIS_URL: inject('redisUrl'),
+        KEY_PREFIX: prefix,
+        LOG_LEVEL: 'warn',
+        TOOL_PLUGINS: 'test/fixtures/session-writer-plugin.ts',
+        CRASH_TEST_MARKS: marks,
+      },
     });
     await waitUntilReady(child, 'GET /readyz → 200', http200(`http://127.0.0.1:${port}/readyz`));
     const call = fetch(`http://127.0.0.1:${port}/tools/invoke`, {

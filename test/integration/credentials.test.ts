@@ -70,8 +70,19 @@ beforeAll(async () => {
         weather_key: { type: 'secret' },
       },
       http: [
-        { name: 'whoami', description: 'Who the upstream thinks you are', parameters: { type: 'object', properties: {} }, endpoint: { url: `${upstream.url}/whoami` }, auth: { credential: 'github' } },
-        { name: 'weather', description: 'The weather', parameters: { type: 'object', properties: {} }, endpoint: { url: `${upstream.url}/weather`, headers: { 'X-Api-Key': 'key=${credential.weather_key}' } } },
+        {
+          name: 'whoami',
+          description: 'Who the upstream thinks you are',
+          parameters: { type: 'object', properties: {} },
+          endpoint: { url: `${upstream.url}/whoami` },
+          auth: { credential: 'github' },
+        },
+        {
+          name: 'weather',
+          description: 'The weather',
+          parameters: { type: 'object', properties: {} },
+          endpoint: { url: `${upstream.url}/weather`, headers: { 'X-Api-Key': 'key=${credential.weather_key}' } },
+        },
       ],
     }),
   );
@@ -212,7 +223,12 @@ describe.each(STORES)('the credential vault on the %s store', (kind) => {
     const missing = await call(app, keys.agent, 'weather');
     expect(missing.body.error.code).toBe('authorization_required');
     expect(missing.body.authorization.credential).toBe('weather_key');
-    const put = await app.inject({ method: 'PUT', url: '/me/credentials/weather_key', headers: { ...bearer(keys.agent), 'content-type': 'application/json' }, payload: { value: 'alice-weather-123' } });
+    const put = await app.inject({
+      method: 'PUT',
+      url: '/me/credentials/weather_key',
+      headers: { ...bearer(keys.agent), 'content-type': 'application/json' },
+      payload: { value: 'alice-weather-123' },
+    });
     expect(put.statusCode).toBe(204);
     const ok = await call(app, keys.agent, 'weather');
     expect(ok.body.success).toBe(true);
@@ -225,11 +241,21 @@ describe.each(STORES)('the credential vault on the %s store', (kind) => {
     const form = await browserFor(app, 'bob').step(link);
     expect(form.status).toBe(200);
     const state = /name="state" value="([^"]+)"/.exec(form.body)![1]!;
-    const saved = await app.inject({ method: 'POST', url: '/connections/weather_key/callback', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ state, value: 'bob-weather-456' }).toString() });
+    const saved = await app.inject({
+      method: 'POST',
+      url: '/connections/weather_key/callback',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ state, value: 'bob-weather-456' }).toString(),
+    });
     expect(saved.statusCode).toBe(200);
     expect((await call(app, keys.admin, 'weather')).body.success).toBe(true);
     expect(weatherKeys.at(-1)).toBe('key=bob-weather-456');
-    const again = await app.inject({ method: 'POST', url: '/connections/weather_key/callback', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ state, value: 'x' }).toString() });
+    const again = await app.inject({
+      method: 'POST',
+      url: '/connections/weather_key/callback',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ state, value: 'x' }).toString(),
+    });
     expect(again.statusCode).toBe(403);
   });
 
@@ -300,12 +326,23 @@ describe.each(STORES)('the credential vault on the %s store', (kind) => {
       const answer = await app.inject({
         method: 'POST',
         url: '/mcp',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'weather', ...bearer(keys.agent) },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+          'mcp-name': 'weather',
+          ...bearer(keys.agent),
+        },
         payload: JSON.stringify({
           jsonrpc: '2.0',
           id: 1,
           method: 'tools/call',
-          params: { name: 'weather', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities } },
+          params: {
+            name: 'weather',
+            arguments: {},
+            _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities },
+          },
         }),
       });
       return answer.json() as Record<string, any>;
@@ -343,7 +380,12 @@ describe('refresh across replicas', () => {
       const expiresAt = Date.parse(listed.body.connections[0].expires_at);
       await vi.waitUntil(() => Date.now() >= expiresAt, { timeout: 5000, interval: 50 });
       const before = provider.refreshes;
-      const answers = await Promise.all([call(one, keys.agent, 'whoami'), call(two, keys.agent, 'whoami'), call(one, keys.agent, 'whoami'), call(two, keys.agent, 'whoami')]);
+      const answers = await Promise.all([
+        call(one, keys.agent, 'whoami'),
+        call(two, keys.agent, 'whoami'),
+        call(one, keys.agent, 'whoami'),
+        call(two, keys.agent, 'whoami'),
+      ]);
       for (const answer of answers) expect(answer.body.value, answer.body.message).toEqual({ subject: 'carol' });
       expect(provider.refreshes).toBe(before + 1);
     } finally {
@@ -380,8 +422,18 @@ describe('an MCP server (url:) with auth: {credential}', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'toolport-vault-mcp-'));
     const file = path.join(dir, 'tools.json');
     const base = JSON.parse(await (await import('node:fs/promises')).readFile(toolsFile, 'utf8')) as Record<string, unknown>;
-    await writeFile(file, JSON.stringify({ credentials: base.credentials, mcp: [{ source: 'echo', url: `${mcpUpstream.url}/mcp`, auth: { credential: 'github' } }] }));
-    const config = loadConfig({ LOG_LEVEL: 'silent', KEY_PREFIX: `test:${randomBytes(4).toString('hex')}:`, TOOLS_FILE: file, API_KEYS_FILE: keys.file, PUBLIC_URL, SECRETS_KEY });
+    await writeFile(
+      file,
+      JSON.stringify({ credentials: base.credentials, mcp: [{ source: 'echo', url: `${mcpUpstream.url}/mcp`, auth: { credential: 'github' } }] }),
+    );
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      KEY_PREFIX: `test:${randomBytes(4).toString('hex')}:`,
+      TOOLS_FILE: file,
+      API_KEYS_FILE: keys.file,
+      PUBLIC_URL,
+      SECRETS_KEY,
+    });
     const app = await buildApp(config);
     await app.ready();
     try {

@@ -46,7 +46,12 @@ describe('discovery per format', () => {
   });
 
   it('serves Responses tools flat, with strict always stated', async () => {
-    expect(await tool('openai-responses', 'set_light_values')).toMatchObject({ type: 'function', name: 'set_light_values', strict: true, parameters: { type: 'object' } });
+    expect(await tool('openai-responses', 'set_light_values')).toMatchObject({
+      type: 'function',
+      name: 'set_light_values',
+      strict: true,
+      parameters: { type: 'object' },
+    });
     expect(await tool('openai-responses', 'echo')).toMatchObject({ type: 'function', name: 'echo', strict: false });
   });
 
@@ -60,7 +65,11 @@ describe('discovery per format', () => {
     expect(await tool('gemini', 'get_weather')).toEqual({
       name: 'get_weather',
       description: 'Get current temperature for a given location.',
-      parameters: { type: 'OBJECT', properties: { location: { type: 'STRING', description: 'City and country e.g. Bogotá, Colombia' } }, required: ['location'] },
+      parameters: {
+        type: 'OBJECT',
+        properties: { location: { type: 'STRING', description: 'City and country e.g. Bogotá, Colombia' } },
+        required: ['location'],
+      },
     });
     expect(await tool('gemini', 'hang')).toEqual({ name: 'hang', description: 'Never answers.' });
     expect(JSON.stringify((await get('/tools?format=gemini')).json())).not.toContain('additionalProperties');
@@ -75,7 +84,11 @@ describe('discovery per format', () => {
   });
 
   it('serves MCP tools with inputSchema, outputSchema and annotations as hints', async () => {
-    expect(await tool('mcp', 'get_weather')).toMatchObject({ name: 'get_weather', inputSchema: { type: 'object' }, outputSchema: { type: 'object', required: ['location', 'temperature_c'] } });
+    expect(await tool('mcp', 'get_weather')).toMatchObject({
+      name: 'get_weather',
+      inputSchema: { type: 'object' },
+      outputSchema: { type: 'object', required: ['location', 'temperature_c'] },
+    });
     expect((await tool('mcp', 'delete_file')).annotations).toEqual({ destructiveHint: true, readOnlyHint: false });
     expect(await tool('mcp', 'echo')).not.toHaveProperty('annotations');
   });
@@ -111,7 +124,13 @@ describe('discovery per format', () => {
   });
 
   it('gives each format and tool_choice its own ETag, and 304 only for the matching one', async () => {
-    const urls = ['/tools', '/tools?format=openai', '/tools?format=gemini', '/tools?format=openai&tool_choice=auto', '/tools?format=openai&tool_choice=get_weather'];
+    const urls = [
+      '/tools',
+      '/tools?format=openai',
+      '/tools?format=gemini',
+      '/tools?format=openai&tool_choice=auto',
+      '/tools?format=openai&tool_choice=get_weather',
+    ];
     const tags = await Promise.all(urls.map(async (url) => String((await get(url)).headers.etag)));
     expect(new Set(tags).size).toBe(urls.length);
     const hash = (await get('/tools')).json().hash;

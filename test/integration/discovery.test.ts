@@ -15,7 +15,15 @@ describe.each(STORES)('discovery (%s store)', (store) => {
     const response = await app.inject({ method: 'GET', url: '/tools' });
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    const builtIn = ['planning_setup_plan', 'planning_add_step', 'planning_update_step', 'planning_read_plan', 'introspect_catalog', 'introspect_session', 'result_read'];
+    const builtIn = [
+      'planning_setup_plan',
+      'planning_add_step',
+      'planning_update_step',
+      'planning_read_plan',
+      'introspect_catalog',
+      'introspect_session',
+      'result_read',
+    ];
     expect(body.tools.map((t: { name: string }) => t.name)).toEqual([...builtIn, ...testTools.map((t) => t.name)]);
     expect(response.headers.etag).toBe(`"${body.hash}"`);
     const echo = body.tools.find((t: { name: string }) => t.name === 'echo');

@@ -13,7 +13,13 @@ import { loadConfig } from '../../src/config.ts';
 import { curlOutput, curlRequest, matchesDocumented, parseDocFile, type DocFile } from '../helpers/doc-examples.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const pages = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+const pages = [
+  'README.md',
+  ...readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 const files: DocFile[] = pages.map((page) => parseDocFile(page, readFileSync(path.join(ROOT, page), 'utf8')));
 
 async function startApp(env: Record<string, string>): Promise<{ app: FastifyInstance; base: string }> {

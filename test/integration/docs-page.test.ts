@@ -45,7 +45,10 @@ describe('/docs with API keys on', () => {
       expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
       expect(document.security).toEqual([{ bearer: [] }]);
       expect(document.paths['/tools/invoke']).toBeDefined();
-      expect(Object.keys(document.paths).filter((p) => /^\/tools\/[a-z0-9_-]+\/invoke$/.test(p) && p !== '/tools/invoke'), url).toEqual([]);
+      expect(
+        Object.keys(document.paths).filter((p) => /^\/tools\/[a-z0-9_-]+\/invoke$/.test(p) && p !== '/tools/invoke'),
+        url,
+      ).toEqual([]);
     }
   });
 
@@ -66,7 +69,16 @@ describe('/docs with API keys on', () => {
     try {
       const { stdout } = await promisify(execFile)(
         CHROMIUM,
-        ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', `--user-data-dir=${profile}`, '--virtual-time-budget=15000', '--dump-dom', `${address}/docs/`],
+        [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          `--user-data-dir=${profile}`,
+          '--virtual-time-budget=15000',
+          '--dump-dom',
+          `${address}/docs/`,
+        ],
         { timeout: 60_000, maxBuffer: 32 * 1024 * 1024 },
       );
       expect(stdout).toContain('swagger-ui');

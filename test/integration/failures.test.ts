@@ -63,9 +63,7 @@ describe.each(STORES)('tool-level failures (%s store)', (store) => {
     expect(body.message).toContain('/n: must be integer');
     expect(body.message).toContain('/extra: is not an allowed property');
     expect(body.message).toContain('Expected arguments (JSON Schema)');
-    expect(body.error.detail.split('; ').sort()).toEqual(
-      ['/extra: is not an allowed property', '/n: must be integer', '/text: is required'],
-    );
+    expect(body.error.detail.split('; ').sort()).toEqual(['/extra: is not an allowed property', '/n: must be integer', '/text: is required']);
   });
 
   it('refuses rather than coerces or strips: "1" is not an integer and extra keys are not dropped', async () => {

@@ -17,17 +17,37 @@ const slowTurns: Record<string, { url: string; body: unknown }> = {
   native: { url: '/tools/invoke', body: { calls: Array.from({ length: 8 }, (_, i) => ({ id: `c${i}`, name: 'slow', arguments: { ms: 100, tag: `t${i}` } })) } },
   openai: {
     url: '/tools/invoke',
-    body: { role: 'assistant', tool_calls: Array.from({ length: 8 }, (_, i) => ({ id: `c${i}`, type: 'function', function: { name: 'slow', arguments: JSON.stringify({ ms: 100, tag: `t${i}` }) } })) },
+    body: {
+      role: 'assistant',
+      tool_calls: Array.from({ length: 8 }, (_, i) => ({
+        id: `c${i}`,
+        type: 'function',
+        function: { name: 'slow', arguments: JSON.stringify({ ms: 100, tag: `t${i}` }) },
+      })),
+    },
   },
   'openai-responses': {
     url: '/tools/invoke',
-    body: { output: Array.from({ length: 8 }, (_, i) => ({ type: 'function_call', call_id: `c${i}`, name: 'slow', arguments: JSON.stringify({ ms: 100, tag: `t${i}` }) })) },
+    body: {
+      output: Array.from({ length: 8 }, (_, i) => ({
+        type: 'function_call',
+        call_id: `c${i}`,
+        name: 'slow',
+        arguments: JSON.stringify({ ms: 100, tag: `t${i}` }),
+      })),
+    },
   },
   anthropic: {
     url: '/tools/invoke',
-    body: { role: 'assistant', content: Array.from({ length: 8 }, (_, i) => ({ type: 'tool_use', id: `c${i}`, name: 'slow', input: { ms: 100, tag: `t${i}` } })) },
+    body: {
+      role: 'assistant',
+      content: Array.from({ length: 8 }, (_, i) => ({ type: 'tool_use', id: `c${i}`, name: 'slow', input: { ms: 100, tag: `t${i}` } })),
+    },
   },
-  gemini: { url: '/tools/invoke', body: { role: 'model', parts: Array.from({ length: 8 }, (_, i) => ({ functionCall: { id: `c${i}`, name: 'slow', args: { ms: 100, tag: `t${i}` } } })) } },
+  gemini: {
+    url: '/tools/invoke',
+    body: { role: 'model', parts: Array.from({ length: 8 }, (_, i) => ({ functionCall: { id: `c${i}`, name: 'slow', args: { ms: 100, tag: `t${i}` } } })) },
+  },
   mcp: { url: '/tools/invoke?format=mcp', body: { calls: Array.from({ length: 8 }, (_, i) => ({ name: 'slow', arguments: { ms: 100, tag: `t${i}` } })) } },
 };
 
@@ -44,7 +64,11 @@ describe('format detection', () => {
   });
 
   it('answers 400 for a body with the shape of two formats, asking for ?format=', async () => {
-    const body = { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'echo', input: { text: 'a' } }], parts: [{ functionCall: { name: 'echo', args: { text: 'b' } } }] };
+    const body = {
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 't', name: 'echo', input: { text: 'a' } }],
+      parts: [{ functionCall: { name: 'echo', args: { text: 'b' } } }],
+    };
     expectNoToolCall(await post(app, body), 'anthropic', 'gemini', '?format=');
     const forced = await post(app, body, {}, '/tools/invoke?format=gemini');
     expect(forced.status).toBe(200);
@@ -52,7 +76,11 @@ describe('format detection', () => {
   });
 
   it('tells a Chat Completions message with a content array from an Anthropic message', async () => {
-    const body = { role: 'assistant', content: [{ type: 'text', text: 'calling' }], tool_calls: [{ id: 'x', type: 'function', function: { name: 'echo', arguments: '{"text":"a"}' } }] };
+    const body = {
+      role: 'assistant',
+      content: [{ type: 'text', text: 'calling' }],
+      tool_calls: [{ id: 'x', type: 'function', function: { name: 'echo', arguments: '{"text":"a"}' } }],
+    };
     const { status, body: answer } = await post(app, body);
     expect(status).toBe(200);
     expect(answer.messages).toEqual([{ role: 'tool', tool_call_id: 'x', content: answer.results[0].content }]);
@@ -69,7 +97,16 @@ describe('format detection', () => {
     expectNoToolCall(await post(app, { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { arguments: '{}' } }] }), 'tool_calls[0]');
     expectNoToolCall(await post(app, { role: 'assistant', tool_calls: [{ id: 'a', type: 'custom', custom: { name: 'x', input: '' } }] }), 'tool_calls[0]');
     expectNoToolCall(await post(app, { output: [{ type: 'function_call', call_id: 'c', arguments: '{}' }] }), 'output[0]');
-    expectNoToolCall(await post(app, { role: 'assistant', content: [{ type: 'text', text: 'x' }, { type: 'tool_use', id: 't', input: {} }] }), 'content[1]');
+    expectNoToolCall(
+      await post(app, {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'x' },
+          { type: 'tool_use', id: 't', input: {} },
+        ],
+      }),
+      'content[1]',
+    );
     expectNoToolCall(await post(app, { role: 'model', parts: [{ functionCall: 'echo' }] }), 'parts[0]');
     expectNoToolCall(await post(app, { calls: [{ arguments: {} }] }, {}, '/tools/invoke?format=mcp'), 'calls[0]');
   });
@@ -83,7 +120,11 @@ describe('format detection', () => {
   });
 
   it('answers 400 when ?format= names a format the body does not have', async () => {
-    expectNoToolCall(await post(app, { name: 'echo', arguments: { text: 'a' } }, {}, '/tools/invoke?format=anthropic'), 'not a anthropic tool call', '"tool_use"');
+    expectNoToolCall(
+      await post(app, { name: 'echo', arguments: { text: 'a' } }, {}, '/tools/invoke?format=anthropic'),
+      'not a anthropic tool call',
+      '"tool_use"',
+    );
     expectNoToolCall(await post(app, { hello: 1 }, {}, '/tools/invoke?format=native'), 'native');
   });
 

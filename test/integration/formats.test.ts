@@ -17,7 +17,12 @@ describe.each(STORES)('provider formats (%s store)', (store) => {
   describe('native', () => {
     it('answers one call with the result itself as its message', async () => {
       const { body } = await post(app, { id: 'n1', name: 'get_weather', arguments: { location: 'Oslo' } });
-      expect(body.tool_message).toEqual({ message: 'It is 14°C in Oslo.', value: { location: 'Oslo', temperature_c: 14 }, success: true, exclude_value_from_context: false });
+      expect(body.tool_message).toEqual({
+        message: 'It is 14°C in Oslo.',
+        value: { location: 'Oslo', temperature_c: 14 },
+        success: true,
+        exclude_value_from_context: false,
+      });
     });
 
     it('answers a turn with one native message per call, in call order', async () => {
@@ -78,7 +83,12 @@ describe.each(STORES)('provider formats (%s store)', (store) => {
   describe('anthropic', () => {
     it('answers one tool_use block with a tool_result block', async () => {
       const { body } = await post(app, anthropicMessage.content[1]);
-      expect(body.tool_message).toEqual({ type: 'tool_result', tool_use_id: 'toolu_01Nu82nfXTcUufvPqZ4VHJmv', content: weather('London, United Kingdom'), is_error: false });
+      expect(body.tool_message).toEqual({
+        type: 'tool_result',
+        tool_use_id: 'toolu_01Nu82nfXTcUufvPqZ4VHJmv',
+        content: weather('London, United Kingdom'),
+        is_error: false,
+      });
     });
 
     it('answers a message with ONE user message holding every tool_result, text blocks ignored', async () => {

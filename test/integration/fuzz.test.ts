@@ -56,17 +56,33 @@ const hostileJson = fc.letrec((tie) => ({
 
 /** A body in the shape of a format's call, with hostile parts. */
 const callShaped = fc.oneof(
-  fc.record({ name: fc.constantFrom(...TOOLS), arguments: fc.oneof(hostileJson, fc.string({ maxLength: 60 })), id: fc.option(fc.string(), { nil: undefined }) }, { requiredKeys: ['name'] }),
-  fc.record({ id: fc.string(), type: fc.constant('function'), function: fc.record({ name: fc.constantFrom(...TOOLS), arguments: fc.oneof(fc.string(), hostileJson) }) }),
+  fc.record(
+    { name: fc.constantFrom(...TOOLS), arguments: fc.oneof(hostileJson, fc.string({ maxLength: 60 })), id: fc.option(fc.string(), { nil: undefined }) },
+    { requiredKeys: ['name'] },
+  ),
+  fc.record({
+    id: fc.string(),
+    type: fc.constant('function'),
+    function: fc.record({ name: fc.constantFrom(...TOOLS), arguments: fc.oneof(fc.string(), hostileJson) }),
+  }),
   fc.record({ type: fc.constant('function_call'), call_id: fc.string(), name: fc.constantFrom(...TOOLS), arguments: fc.oneof(fc.string(), hostileJson) }),
   fc.record({ type: fc.constant('tool_use'), id: fc.string(), name: fc.constantFrom(...TOOLS), input: hostileJson }),
   fc.record({ functionCall: fc.record({ name: fc.constantFrom(...TOOLS), args: hostileJson }) }),
-  fc.record({ role: fc.constantFrom('assistant', 'model'), tool_calls: fc.array(hostileJson, { maxLength: 4 }), content: fc.array(hostileJson, { maxLength: 4 }), parts: fc.array(hostileJson, { maxLength: 4 }) }),
+  fc.record({
+    role: fc.constantFrom('assistant', 'model'),
+    tool_calls: fc.array(hostileJson, { maxLength: 4 }),
+    content: fc.array(hostileJson, { maxLength: 4 }),
+    parts: fc.array(hostileJson, { maxLength: 4 }),
+  }),
   fc.record({ calls: fc.array(hostileJson, { maxLength: 4 }) }),
   fc.record({ output: fc.array(hostileJson, { maxLength: 4 }) }),
 );
 
-const headerValue = fc.oneof(fc.string({ maxLength: 40 }), fc.stringMatching(/^[A-Za-z0-9._:-]{1,20}$/), fc.constantFrom('', '0', '-1', '1e3', '99999999999', 'abc\r\nx: y'));
+const headerValue = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.stringMatching(/^[A-Za-z0-9._:-]{1,20}$/),
+  fc.constantFrom('', '0', '-1', '1e3', '99999999999', 'abc\r\nx: y'),
+);
 const headers = fc.record(
   { 'x-session-id': headerValue, 'x-timeout-ms': headerValue, 'idempotency-key': headerValue, 'x-request-id': headerValue },
   { requiredKeys: [] },
@@ -80,17 +96,33 @@ function sendable(h: Record<string, string>): Record<string, string> {
 describe('hostile input, property-based', () => {
   it('answers any JSON body on POST /tools/invoke, in any ?format=, with a result or a 4xx problem', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(callShaped, hostileJson), fc.option(fc.constantFrom(...FORMATS, 'bogus'), { nil: undefined }), headers, async (body, format, h) => {
-        const url = format === undefined ? '/tools/invoke' : `/tools/invoke?format=${format}`;
-        expectWellFormed(await send(url, JSON.stringify(body), { 'content-type': 'application/json', ...sendable(h) }));
-      }),
+      fc.asyncProperty(
+        fc.oneof(callShaped, hostileJson),
+        fc.option(fc.constantFrom(...FORMATS, 'bogus'), { nil: undefined }),
+        headers,
+        async (body, format, h) => {
+          const url = format === undefined ? '/tools/invoke' : `/tools/invoke?format=${format}`;
+          expectWellFormed(await send(url, JSON.stringify(body), { 'content-type': 'application/json', ...sendable(h) }));
+        },
+      ),
       { seed: SEED, numRuns: 2500 },
     );
   });
 
   it('answers any bytes, any text and any content type with a 4xx problem or a result', async () => {
-    const contentType = fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'multipart/form-data');
-    const payload = fc.oneof(fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes)), fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 100 }));
+    const contentType = fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/json; charset=latin1',
+      'multipart/form-data',
+    );
+    const payload = fc.oneof(
+      fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes)),
+      fc.string({ maxLength: 200 }),
+      fc.string({ unit: 'binary', maxLength: 100 }),
+    );
     await fc.assert(
       fc.asyncProperty(payload, contentType, async (body, type) => {
         expectWellFormed(await send('/tools/invoke', body, { 'content-type': type }));
@@ -109,15 +141,41 @@ describe('hostile input, property-based', () => {
   });
 
   it('answers any JSON-RPC-shaped body on POST /mcp with a JSON-RPC answer, a 202, or a 4xx', async () => {
-    const method = fc.constantFrom('initialize', 'tools/list', 'tools/call', 'ping', 'server/discover', 'notifications/cancelled', 'notifications/initialized', 'nope');
+    const method = fc.constantFrom(
+      'initialize',
+      'tools/list',
+      'tools/call',
+      'ping',
+      'server/discover',
+      'notifications/cancelled',
+      'notifications/initialized',
+      'nope',
+    );
     const message = fc.record(
-      { jsonrpc: fc.oneof(fc.constant('2.0'), hostileJson), id: fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), fc.constant(null), hostileJson), method: fc.oneof(method, hostileJson), params: fc.oneof(hostileJson, fc.record({ name: fc.constantFrom(...TOOLS), arguments: hostileJson, _meta: hostileJson }, { requiredKeys: [] })) },
+      {
+        jsonrpc: fc.oneof(fc.constant('2.0'), hostileJson),
+        id: fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), fc.constant(null), hostileJson),
+        method: fc.oneof(method, hostileJson),
+        params: fc.oneof(hostileJson, fc.record({ name: fc.constantFrom(...TOOLS), arguments: hostileJson, _meta: hostileJson }, { requiredKeys: [] })),
+      },
       { requiredKeys: [] },
     );
-    const mcpHeaders = fc.record({ 'mcp-protocol-version': fc.constantFrom('2025-11-25', '2026-07-28', '2024-11-05', 'bogus'), 'mcp-method': fc.oneof(method, fc.string({ maxLength: 12 })), 'mcp-session-id': headerValue }, { requiredKeys: [] });
+    const mcpHeaders = fc.record(
+      {
+        'mcp-protocol-version': fc.constantFrom('2025-11-25', '2026-07-28', '2024-11-05', 'bogus'),
+        'mcp-method': fc.oneof(method, fc.string({ maxLength: 12 })),
+        'mcp-session-id': headerValue,
+      },
+      { requiredKeys: [] },
+    );
     await fc.assert(
       fc.asyncProperty(fc.oneof(message, fc.array(message, { maxLength: 3 }), hostileJson), mcpHeaders, async (body, h) => {
-        const response = await app.inject({ method: 'POST', url: '/mcp', payload: JSON.stringify(body), headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...sendable(h) } });
+        const response = await app.inject({
+          method: 'POST',
+          url: '/mcp',
+          payload: JSON.stringify(body),
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...sendable(h) },
+        });
         expect(response.statusCode, response.body.slice(0, 300)).toBeLessThan(500);
         if (response.statusCode === 202) return;
         const type = String(response.headers['content-type']);
@@ -136,8 +194,15 @@ describe('hostile input, property-based', () => {
   });
 
   it('answers any path parameter and query on the read and admin routes with JSON or a 4xx problem', async () => {
-    const segment = fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom('..', '%2e%2e', '%00', 'echo', 'global%3Aecho%3Ax', 'a'.repeat(300), 'b'.repeat(3000)));
-    const query = fc.oneof(fc.constant(''), fc.string({ maxLength: 30 }).map((q) => `?${q}`), fc.constantFrom('?format=openai&tool_choice=echo', '?after=-1', '?limit=0', '?scope=global', '?strategy=x', '?format=gemini&tool_choice=required'));
+    const segment = fc.oneof(
+      fc.string({ maxLength: 30 }),
+      fc.constantFrom('..', '%2e%2e', '%00', 'echo', 'global%3Aecho%3Ax', 'a'.repeat(300), 'b'.repeat(3000)),
+    );
+    const query = fc.oneof(
+      fc.constant(''),
+      fc.string({ maxLength: 30 }).map((q) => `?${q}`),
+      fc.constantFrom('?format=openai&tool_choice=echo', '?after=-1', '?limit=0', '?scope=global', '?strategy=x', '?format=gemini&tool_choice=required'),
+    );
     type Route = readonly ['GET' | 'DELETE', (p: string) => string];
     const routes: Route[] = [
       ['GET', (p: string) => `/tools/${p}`],

@@ -20,7 +20,28 @@ const GITHUB_DOCUMENT = createRequire(import.meta.url).resolve('@octokit/openapi
 const OPERATIONS = 1223;
 const FORMATS = ['native', 'openai', 'openai-responses', 'anthropic', 'gemini', 'mcp'];
 /** The fields of Gemini's `Schema` type (src/formats/gemini-schema.ts names why). */
-const GEMINI_KEYS = new Set(['type', 'description', 'title', 'nullable', 'enum', 'format', 'pattern', 'default', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'properties', 'required', 'items', 'anyOf']);
+const GEMINI_KEYS = new Set([
+  'type',
+  'description',
+  'title',
+  'nullable',
+  'enum',
+  'format',
+  'pattern',
+  'default',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+  'properties',
+  'required',
+  'items',
+  'anyOf',
+]);
 
 interface Seen {
   method: string;
@@ -79,7 +100,8 @@ function objectSchemas(schema: unknown, visit: (node: Record<string, unknown>) =
     if (typeof node[key] === 'object' && node[key] !== null) for (const sub of Object.values(node[key] as object)) objectSchemas(sub, visit);
   }
   for (const key of ['items', 'additionalProperties', 'not']) objectSchemas(node[key], visit);
-  for (const key of ['anyOf', 'oneOf', 'allOf', 'prefixItems']) if (Array.isArray(node[key])) (node[key] as unknown[]).forEach((sub) => objectSchemas(sub, visit));
+  for (const key of ['anyOf', 'oneOf', 'allOf', 'prefixItems'])
+    if (Array.isArray(node[key])) (node[key] as unknown[]).forEach((sub) => objectSchemas(sub, visit));
 }
 
 describe("GitHub's REST API description", () => {

@@ -83,7 +83,10 @@ describe.each(STORES)('heartbeat_ms (%s store)', (store) => {
     const accepted = await post(app, { id, name: 'silent_worker', arguments: {} }, { prefer: 'respond-async' });
     const done = await get(app, `/tasks/${accepted.body.task_id}?wait_ms=30000`);
     // As a task that ran out of time: failed, with the reason.
-    expect(done.body).toMatchObject({ status: 'failed', error: { code: 'deadline_exceeded', detail: `no heartbeat within ${HEARTBEAT_MS} ms: aborted as stuck` } });
+    expect(done.body).toMatchObject({
+      status: 'failed',
+      error: { code: 'deadline_exceeded', detail: `no heartbeat within ${HEARTBEAT_MS} ms: aborted as stuck` },
+    });
     expect(abortedAt.has(id)).toBe(true);
   });
 });

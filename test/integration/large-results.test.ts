@@ -64,7 +64,11 @@ describe.each(STORES)('large results (%s store)', (store) => {
   afterAll(() => app.close());
 
   async function invoke(body: unknown, secret: string): Promise<Record<string, any>> {
-    const response = await fetch(`${base}/tools/invoke`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer(secret) }, body: JSON.stringify(body) });
+    const response = await fetch(`${base}/tools/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer(secret) },
+      body: JSON.stringify(body),
+    });
     expect(response.status).toBe(200);
     return (await response.json()) as Record<string, any>;
   }
@@ -72,7 +76,11 @@ describe.each(STORES)('large results (%s store)', (store) => {
   it('cuts a 1 MB content, names the kept whole in the notice, and serves it at GET /results/{id} to its caller only', async () => {
     const result = await invoke({ name: 'huge_report', arguments: {} }, SECRETS.owner);
     const ref = result.result_ref;
-    expect(ref).toEqual({ uri: expect.stringMatching(/^toolport:\/\/results\/[0-9a-f-]{36}$/), url: expect.stringMatching(/^\/results\/[0-9a-f-]{36}$/), chars: 1_000_000 });
+    expect(ref).toEqual({
+      uri: expect.stringMatching(/^toolport:\/\/results\/[0-9a-f-]{36}$/),
+      url: expect.stringMatching(/^\/results\/[0-9a-f-]{36}$/),
+      chars: 1_000_000,
+    });
     expect(ref.uri.split('/').at(-1)).toBe(ref.url.split('/').at(-1));
     expect(result.content.length).toBeLessThanOrEqual(100_000);
     expect(HUGE.startsWith(result.content.slice(0, 90_000))).toBe(true);
@@ -161,7 +169,10 @@ describe.each(STORES)('large results after RESULT_TTL_S (%s store)', (store) => 
   afterAll(() => app.close());
 
   it('are gone over HTTP, MCP and result_read', async () => {
-    const post = async (body: unknown) => (await (await fetch(`${base}/tools/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, any>;
+    const post = async (body: unknown) =>
+      (await (
+        await fetch(`${base}/tools/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      ).json()) as Record<string, any>;
     const { result_ref: ref } = await post({ name: 'terse_report', arguments: {} });
     expect((await fetch(`${base}${ref.url}`)).status).toBe(200);
     await until('the result expires', async () => (await fetch(`${base}${ref.url}`)).status === 404);

@@ -13,8 +13,7 @@ describe.each(STORES)('ledger routes (%s store)', (store) => {
   afterAll(() => app.close());
 
   const tag = () => `${store}-${randomUUID().slice(0, 8)}`;
-  const call = (name: string, args: Record<string, unknown>, session = `adm-${store}`) =>
-    post(app, { name, arguments: args }, { 'x-session-id': session });
+  const call = (name: string, args: Record<string, unknown>, session = `adm-${store}`) => post(app, { name, arguments: args }, { 'x-session-id': session });
   const request = async (method: 'GET' | 'DELETE', url: string) => {
     const response = await app.inject({ method, url });
     return { status: response.statusCode, headers: response.headers, body: response.json() as Record<string, any> };

@@ -162,7 +162,12 @@ describe.each(STORES)('effect ledger (%s store)', (store) => {
 
     it('gives each call of a turn its own key, so a retried turn replays every call', async () => {
       const t = tag();
-      const turn = { calls: [{ name: 'charge', arguments: { tag: t, amount: 1 } }, { name: 'charge', arguments: { tag: t, amount: 2 } }] };
+      const turn = {
+        calls: [
+          { name: 'charge', arguments: { tag: t, amount: 1 } },
+          { name: 'charge', arguments: { tag: t, amount: 2 } },
+        ],
+      };
       const headers = { 'x-session-id': `s-${store}`, 'idempotency-key': `turn-${t}` };
       const first = await post(app, turn, headers);
       expect(first.body.results.map((r: { idempotency_key: string }) => r.idempotency_key.split(':').pop())).toEqual(['1', '2']);

@@ -34,7 +34,10 @@ async function rpc(body: Record<string, unknown>, headers: Record<string, string
 }
 
 const modern = (method: string, params: Record<string, unknown>, name?: string) =>
-  rpc({ method, params: { ...params, _meta: envelope } }, { 'mcp-protocol-version': MODERN, 'mcp-method': method, ...(name !== undefined && { 'mcp-name': name }) });
+  rpc(
+    { method, params: { ...params, _meta: envelope } },
+    { 'mcp-protocol-version': MODERN, 'mcp-method': method, ...(name !== undefined && { 'mcp-name': name }) },
+  );
 
 describe('/mcp methods', () => {
   it('answers OPTIONS, GET, HEAD and DELETE with 405 and Allow: POST, the one method it serves', async () => {

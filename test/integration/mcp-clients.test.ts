@@ -170,7 +170,13 @@ describe.each(STORES)('MCP with the official clients (%s store)', (store) => {
       const second = await connect(flavour, url, { 'x-session-id': session });
       try {
         const read = await second.callTool('planning_read_plan', {});
-        expect(read.structuredContent).toMatchObject({ objective: 'ship', steps: [{ step_id: 1, title: 'test' }, { step_id: 2, title: 'tag' }] });
+        expect(read.structuredContent).toMatchObject({
+          objective: 'ship',
+          steps: [
+            { step_id: 1, title: 'test' },
+            { step_id: 2, title: 'tag' },
+          ],
+        });
       } finally {
         await second.close();
       }
@@ -178,7 +184,7 @@ describe.each(STORES)('MCP with the official clients (%s store)', (store) => {
     });
   });
 
-  it('names the session by Mcp-Session-Id when a client sends one (the transports\' sessionId option)', async () => {
+  it("names the session by Mcp-Session-Id when a client sends one (the transports' sessionId option)", async () => {
     const session = `mcp-sid-${store}`;
     // A transport created with a session id skips the handshake and sends Mcp-Session-Id on every request.
     const v1 = new ClientV1({ name: 'toolport-test', version: '1.0.0' });

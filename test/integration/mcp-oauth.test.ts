@@ -46,7 +46,12 @@ async function authorizeAs(login: string, start: URL): Promise<string> {
       if (code === null) throw new Error(`the provider redirected without a code: ${url}`);
       return code;
     }
-    const response = await fetch(url, { method: body ? 'POST' : 'GET', redirect: 'manual', headers: { cookie: cookie(), ...(body && { 'content-type': 'application/x-www-form-urlencoded' }) }, ...(body && { body }) });
+    const response = await fetch(url, {
+      method: body ? 'POST' : 'GET',
+      redirect: 'manual',
+      headers: { cookie: cookie(), ...(body && { 'content-type': 'application/x-www-form-urlencoded' }) },
+      ...(body && { body }),
+    });
     remember(response);
     body = null;
     const location = response.headers.get('location');
@@ -78,7 +83,14 @@ class TestOAuthProvider implements OAuthClientProvider {
     return REDIRECT;
   }
   get clientMetadata() {
-    return { redirect_uris: [REDIRECT], client_name: 'test', scope: 'openid tools', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      redirect_uris: [REDIRECT],
+      client_name: 'test',
+      scope: 'openid tools',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation(): OAuthClientInformationMixed {
     return { client_id: 'mcp-test' };
@@ -111,7 +123,15 @@ describe('MCP authorization with a real OpenID provider and the official SDK cli
     url = `http://127.0.0.1:${port}`;
     const resource = `${url}/mcp`;
     const provider = new Provider(issuer, {
-      clients: [{ client_id: 'mcp-test', token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }],
+      clients: [
+        {
+          client_id: 'mcp-test',
+          token_endpoint_auth_method: 'none',
+          redirect_uris: [REDIRECT],
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+        },
+      ],
       features: {
         devInteractions: { enabled: true },
         resourceIndicators: {

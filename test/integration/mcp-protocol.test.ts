@@ -83,9 +83,22 @@ describe('POST /mcp protocol', () => {
     });
 
     it('negotiates the version: a known one is echoed, an unknown one gets the newest', async () => {
-      for (const [asked, answered] of [['2025-03-26', '2025-03-26'], ['2024-11-05', '2024-11-05'], ['2099-01-01', '2025-11-25']]) {
-        const { body } = await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 't', version: '1' } } });
-        expect(body.result).toEqual({ protocolVersion: answered, capabilities: { tools: { listChanged: false }, resources: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, serverInfo: { name: 'toolport', version: expect.any(String) } });
+      for (const [asked, answered] of [
+        ['2025-03-26', '2025-03-26'],
+        ['2024-11-05', '2024-11-05'],
+        ['2099-01-01', '2025-11-25'],
+      ]) {
+        const { body } = await rpc({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        });
+        expect(body.result).toEqual({
+          protocolVersion: answered,
+          capabilities: { tools: { listChanged: false }, resources: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+          serverInfo: { name: 'toolport', version: expect.any(String) },
+        });
       }
     });
 
@@ -193,7 +206,10 @@ describe('POST /mcp protocol', () => {
 
     it('refuses an unsupported protocol version with -32022 naming the supported ones', async () => {
       const meta = { ...envelope, 'io.modelcontextprotocol/protocolVersion': '2027-01-01' };
-      const { status, body } = await rpc({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: meta } }, { ...modernHeaders('tools/list'), 'mcp-protocol-version': '2027-01-01' });
+      const { status, body } = await rpc(
+        { jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: meta } },
+        { ...modernHeaders('tools/list'), 'mcp-protocol-version': '2027-01-01' },
+      );
       expect(status).toBe(400);
       expect(body.error).toMatchObject({ code: -32022, data: { requested: '2027-01-01', supported: expect.arrayContaining([MODERN, '2025-11-25']) } });
     });
@@ -211,7 +227,10 @@ describe('POST /mcp protocol', () => {
     });
 
     it('has no initialize or ping (-32601), and refuses batches', async () => {
-      const init = await rpc({ jsonrpc: '2.0', id: 8, method: 'initialize', params: { protocolVersion: MODERN, _meta: envelope } }, modernHeaders('initialize'));
+      const init = await rpc(
+        { jsonrpc: '2.0', id: 8, method: 'initialize', params: { protocolVersion: MODERN, _meta: envelope } },
+        modernHeaders('initialize'),
+      );
       expect(init.body).toMatchObject({ id: 8, error: { code: -32601 } });
       const batch = await rpc([{ jsonrpc: '2.0', id: 9, method: 'tools/list', params: { _meta: envelope } }]);
       expect(batch.status).toBe(400);

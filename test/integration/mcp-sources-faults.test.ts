@@ -42,7 +42,6 @@ describe('cancellation and deadlines reach the MCP server', () => {
     expect(answer.result.isError).toBe(true);
     await eventually('the server saw the cancellation', async () => (await cancelledTags(app)).includes('mcp-cancel-1'));
   });
-
 });
 
 describe('a caller that goes away', () => {

@@ -39,10 +39,18 @@ describe('an MCP server over Streamable HTTP', () => {
     const response = await fetch(`${base}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'remote_trigger-long-running-operation', arguments: { duration: 1, steps: 3 }, _meta: { progressToken: 'p9' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: { name: 'remote_trigger-long-running-operation', arguments: { duration: 1, steps: 3 }, _meta: { progressToken: 'p9' } },
+      }),
     });
     expect(response.headers.get('content-type')).toBe('text/event-stream');
-    const messages = (await response.text()).split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    const messages = (await response.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)));
     const progress = messages.filter((m) => m.method === 'notifications/progress').map((m) => m.params);
     expect(progress.at(-1)).toEqual({ progressToken: 'p9', progress: 3, total: 3 });
     expect(messages.at(-1)).toMatchObject({ id: 9, result: { isError: false } });
@@ -55,8 +63,15 @@ describe('an MCP server over Streamable HTTP', () => {
     const gone = await post(app, { name: 'remote_echo', arguments: { message: 'anyone?' } });
     expect(gone.body).toMatchObject({ success: false, error: { code: 'upstream_unavailable' } });
     expect((await get(app, '/readyz')).body.upstreams_down).toEqual([{ source: 'remote', reason: expect.any(String) }]);
-    server = startChild('server-everything (again)', process.execPath, [EVERYTHING, 'streamableHttp'], { cwd: process.cwd(), env: { ...process.env, PORT: port } });
-    await eventually('the tools answer again', async () => (await post(app, { name: 'remote_echo', arguments: { message: 'back' } })).body.success === true, 20_000);
+    server = startChild('server-everything (again)', process.execPath, [EVERYTHING, 'streamableHttp'], {
+      cwd: process.cwd(),
+      env: { ...process.env, PORT: port },
+    });
+    await eventually(
+      'the tools answer again',
+      async () => (await post(app, { name: 'remote_echo', arguments: { message: 'back' } })).body.success === true,
+      20_000,
+    );
     expect((await get(app, '/readyz')).body.upstreams_down).toBeUndefined();
   });
 });
@@ -94,7 +109,10 @@ describe("the official SDK's server over Streamable HTTP", () => {
       headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
       body: JSON.stringify({ id: 'steps', name: 'sdk_steps', arguments: { count: 4 } }),
     });
-    const events = (await response.text()).split('\n\n').filter(Boolean).map((block) => ({ event: /^event: (.*)$/m.exec(block)?.[1], data: JSON.parse(/^data: (.*)$/m.exec(block)![1]!) }));
+    const events = (await response.text())
+      .split('\n\n')
+      .filter(Boolean)
+      .map((block) => ({ event: /^event: (.*)$/m.exec(block)?.[1], data: JSON.parse(/^data: (.*)$/m.exec(block)![1]!) }));
     // Reports closer together than the relay's interval are merged; the first and the last always go out.
     const done = events.filter((e) => e.event === 'progress').map((e) => e.data.done as number);
     expect(done[0]).toBe(1);

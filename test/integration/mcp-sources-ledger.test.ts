@@ -35,7 +35,9 @@ describe('an upstream side effect across two replicas (redis)', () => {
     for (const answer of [a!, b!]) expect(answer.body).toMatchObject({ success: true, value: { entities: [entity] } });
     expect([a!.body.replayed, b!.body.replayed].sort()).toEqual([false, true]);
     expect(a!.body.effect_id).toBe(b!.body.effect_id);
-    const lines = readFileSync(graph, 'utf8').split('\n').filter((l) => l.includes(entity.name));
+    const lines = readFileSync(graph, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes(entity.name));
     expect(lines).toHaveLength(1);
     const read = await post(apps[1]!, { name: 'memory_open_nodes', arguments: { names: [entity.name] } });
     expect(read.body.value.entities).toEqual([entity]);

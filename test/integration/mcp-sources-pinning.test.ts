@@ -22,10 +22,13 @@ const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
 async function keysFile(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'toolport-pin-keys-'));
   const file = path.join(dir, 'keys.json');
-  await writeFile(file, JSON.stringify([
-    { id: 'ops', key_sha256: sha(ADMIN), tools: ['*'], admin: true },
-    { id: 'agent', key_sha256: sha(AGENT), tools: ['*'] },
-  ]));
+  await writeFile(
+    file,
+    JSON.stringify([
+      { id: 'ops', key_sha256: sha(ADMIN), tools: ['*'], admin: true },
+      { id: 'agent', key_sha256: sha(AGENT), tools: ['*'] },
+    ]),
+  );
   return file;
 }
 
@@ -96,7 +99,10 @@ describe.each([
     expect(pending).not.toBe(pinned.hash);
     for (const app of apps) {
       // Each replica learns of its own server's change by the server's list_changed notification.
-      await eventually('the replica holds the change back', async () => (await post(app, { name: 'own_greet', arguments: { name: 'Ada' } }, admin)).body.error?.code === 'tool_changed');
+      await eventually(
+        'the replica holds the change back',
+        async () => (await post(app, { name: 'own_greet', arguments: { name: 'Ada' } }, admin)).body.error?.code === 'tool_changed',
+      );
       const listed = await greetTool(app, admin);
       expect(listed).toMatchObject({ hash: pinned.hash, description: 'Greets someone by name.' });
       const before = await greetings(app, admin);

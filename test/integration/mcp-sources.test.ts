@@ -18,7 +18,15 @@ function parseEvents(text: string): { event: string; data: any }[] {
     .map((block) => {
       const lines = block.split('\n');
       const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message';
-      return { event, data: JSON.parse(lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')) };
+      return {
+        event,
+        data: JSON.parse(
+          lines
+            .filter((l) => l.startsWith('data: '))
+            .map((l) => l.slice(6))
+            .join('\n'),
+        ),
+      };
     });
 }
 
@@ -46,7 +54,9 @@ describe('MCP servers over stdio', () => {
     expect(structured.parameters.$schema).toBeUndefined();
     const sum = body.tools.find((t: any) => t.name === 'every_get-sum');
     expect(sum).toMatchObject({ idempotency: { strategy: 'auto', scope: 'global' }, timeout_ms: 5000 });
-    expect(body.tools.map((t: any) => t.name)).toEqual(expect.arrayContaining(['every_echo', 'every_trigger-long-running-operation', 'own_greet', 'own_refuse']));
+    expect(body.tools.map((t: any) => t.name)).toEqual(
+      expect.arrayContaining(['every_echo', 'every_trigger-long-running-operation', 'own_greet', 'own_refuse']),
+    );
     for (const tool of body.tools) expect(tool.description.length).toBeLessThanOrEqual(200);
   });
 
@@ -77,7 +87,10 @@ describe('MCP servers over stdio', () => {
   });
 
   it('answers in each provider shape (openai, anthropic, gemini)', async () => {
-    const openai = await post(app, { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'every_get-sum', arguments: '{"a":2,"b":3}' } }] });
+    const openai = await post(app, {
+      role: 'assistant',
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'every_get-sum', arguments: '{"a":2,"b":3}' } }],
+    });
     expect(openai.body.messages).toEqual([{ role: 'tool', tool_call_id: 'c1', content: 'The sum of 2 and 3 is 5.' }]);
     const anthropic = await post(app, { type: 'tool_use', id: 'tu1', name: 'every_echo', input: { message: 'x' } });
     expect(anthropic.body.tool_message).toEqual({ type: 'tool_result', tool_use_id: 'tu1', content: 'Echo: x', is_error: false });

@@ -62,7 +62,8 @@ describe.each(STORES)('MCP tasks extension, 2026-07-28 (%s store)', (store) => {
   }
 
   const getTask = async (taskId: string) => (await rpc('tasks/get', { taskId })).body.result;
-  const settled = (taskId: string, status: string) => until(`task ${taskId} is ${status}`, async () => ((await getTask(taskId)).status === status ? getTask(taskId) : null));
+  const settled = (taskId: string, status: string) =>
+    until(`task ${taskId} is ${status}`, async () => ((await getTask(taskId)).status === status ? getTask(taskId) : null));
 
   it('declares the extension in server/discover', async () => {
     const { body } = await rpc('server/discover', {}, plain);
@@ -78,7 +79,11 @@ describe.each(STORES)('MCP tasks extension, 2026-07-28 (%s store)', (store) => {
     expect(handle).toMatchObject({ resultType: 'task', status: 'working', ttlMs: 86_400_000, pollIntervalMs: 1000 });
     expect(Object.keys(handle).sort()).toEqual(['createdAt', 'lastUpdatedAt', 'pollIntervalMs', 'resultType', 'status', 'taskId', 'ttlMs']);
     const done = await settled(handle.taskId, 'completed');
-    expect(done).toMatchObject({ resultType: 'complete', taskId: handle.taskId, result: { isError: false, structuredContent: { tag: 'later', waited: 1500 } } });
+    expect(done).toMatchObject({
+      resultType: 'complete',
+      taskId: handle.taskId,
+      result: { isError: false, structuredContent: { tag: 'later', waited: 1500 } },
+    });
     const overHttp = await get(app, `/tasks/${handle.taskId}`);
     expect(overHttp.body).toMatchObject({ status: 'completed', tool: 'slow', result: { success: true, value: { tag: 'later' } } });
   });
@@ -86,7 +91,12 @@ describe.each(STORES)('MCP tasks extension, 2026-07-28 (%s store)', (store) => {
   it('never gives a task to a client that did not declare the extension, and refuses it the task methods', async () => {
     const call = await rpc('tools/call', { name: 'slow', arguments: { ms: 400 } }, plain);
     expect(call.body.result).toMatchObject({ resultType: 'complete', isError: false });
-    const accepted = await app.inject({ method: 'POST', url: '/tools/invoke', headers: { 'content-type': 'application/json', prefer: 'respond-async' }, payload: { name: 'echo', arguments: { text: 'x' } } });
+    const accepted = await app.inject({
+      method: 'POST',
+      url: '/tools/invoke',
+      headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+      payload: { name: 'echo', arguments: { text: 'x' } },
+    });
     const taskId = accepted.json().task_id as string;
     const refused = await rpc('tasks/get', { taskId }, plain);
     expect(refused.body.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { extensions: { [TASKS]: {} } } } });
@@ -116,17 +126,26 @@ describe.each(STORES)('MCP tasks extension, 2026-07-28 (%s store)', (store) => {
     const handle = (await rpc('tools/call', { name: 'needs_answer', arguments: { tag } })).body.result;
     expect(handle).toMatchObject({ resultType: 'task', status: 'working' });
     await until('the first run starts', () => answerRuns.get(tag) === 1);
-    const inputRequests = { confirm: { method: 'elicitation/create', params: { mode: 'form', message: 'Go on?', requestedSchema: { type: 'object', properties: { go: { type: 'boolean' } } } } } };
+    const inputRequests = {
+      confirm: {
+        method: 'elicitation/create',
+        params: { mode: 'form', message: 'Go on?', requestedSchema: { type: 'object', properties: { go: { type: 'boolean' } } } },
+      },
+    };
     expect(await app.toolport.tasks.hold(handle.taskId, { inputRequests })).toBe(true);
 
     expect(await getTask(handle.taskId)).toMatchObject({ resultType: 'complete', status: 'input_required', inputRequests });
     expect((await get(app, `/tasks/${handle.taskId}`)).body).toMatchObject({ status: 'input_required', input_requests: inputRequests });
     // An answer to a key that is not outstanding is ignored.
-    expect((await rpc('tasks/update', { taskId: handle.taskId, inputResponses: { other: { action: 'accept' } } })).body.result).toEqual({ resultType: 'complete' });
+    expect((await rpc('tasks/update', { taskId: handle.taskId, inputResponses: { other: { action: 'accept' } } })).body.result).toEqual({
+      resultType: 'complete',
+    });
     expect((await getTask(handle.taskId)).status).toBe('input_required');
     expect((await rpc('tasks/update', { taskId: handle.taskId, inputResponses: 'yes' })).body.error.code).toBe(-32602);
 
-    expect((await rpc('tasks/update', { taskId: handle.taskId, inputResponses: { confirm: { action: 'accept', content: { go: true } } } })).body.result).toEqual({ resultType: 'complete' });
+    expect(
+      (await rpc('tasks/update', { taskId: handle.taskId, inputResponses: { confirm: { action: 'accept', content: { go: true } } } })).body.result,
+    ).toEqual({ resultType: 'complete' });
     const done = await settled(handle.taskId, 'completed');
     expect(done.result).toMatchObject({ isError: false, structuredContent: { tag, run: 2 } });
     expect(done.inputRequests).toBeUndefined();

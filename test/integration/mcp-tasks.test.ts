@@ -17,7 +17,12 @@ async function connect(url: URL): Promise<Client> {
 }
 
 async function rpc(app: FastifyInstance, method: string, params: Record<string, unknown>): Promise<Record<string, any>> {
-  const response = await post(app, { jsonrpc: '2.0', id: 1, method, params }, { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }, '/mcp');
+  const response = await post(
+    app,
+    { jsonrpc: '2.0', id: 1, method, params },
+    { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+    '/mcp',
+  );
   return response.body;
 }
 
@@ -48,7 +53,9 @@ describe.each(STORES)('MCP tasks (%s store)', (store) => {
       const kinds: string[] = [];
       let taskId = '';
       let result: Record<string, any> | undefined;
-      for await (const message of client.experimental.tasks.callToolStream({ name: 'steps', arguments: { n: 3, ms: 100 } }, CallToolResultSchema, { task: { ttl: 60_000 } })) {
+      for await (const message of client.experimental.tasks.callToolStream({ name: 'steps', arguments: { n: 3, ms: 100 } }, CallToolResultSchema, {
+        task: { ttl: 60_000 },
+      })) {
         kinds.push(message.type);
         if (message.type === 'taskCreated') taskId = message.task.taskId;
         if (message.type === 'result') result = message.result;
@@ -95,7 +102,11 @@ describe.each(STORES)('MCP tasks (%s store)', (store) => {
     const created = await rpc(app, 'tools/call', { name: 'echo', arguments: { text: 'from mcp' }, task: { ttl: 1000 } });
     const overHttp = await get(app, `/tasks/${created.result.task.taskId}?wait_ms=30000`);
     expect(overHttp.body).toMatchObject({ status: 'completed', tool: 'echo', result: { success: true, value: { text: 'from mcp' } } });
-    expect(overHttp.body.result.tool_message).toEqual({ content: [{ type: 'text', text: overHttp.body.result.content }], structuredContent: { text: 'from mcp' }, isError: false });
+    expect(overHttp.body.result.tool_message).toEqual({
+      content: [{ type: 'text', text: overHttp.body.result.content }],
+      structuredContent: { text: 'from mcp' },
+      isError: false,
+    });
     const sync = await post(app, { name: 'echo', arguments: { text: 'from mcp' } }, {}, '/tools/invoke?format=mcp');
     expect(comparable({ ...overHttp.body.result, id: null })).toEqual(comparable({ ...sync.body, id: null }));
 

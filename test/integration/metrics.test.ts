@@ -64,7 +64,12 @@ describe('metrics of store errors', () => {
       const mcp = await app.inject({
         method: 'POST',
         url: '/mcp',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', 'x-session-id': 's' },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+          'x-session-id': 's',
+        },
         payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } }),
       });
       expect(mcp.statusCode).toBe(503);

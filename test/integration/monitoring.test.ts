@@ -43,7 +43,9 @@ interface Rule {
   alert: string;
   expr: string;
 }
-const alertRules = (parse(await readFile(path.join(DEPLOY, 'prometheus/alerts.yml'), 'utf8')) as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
+const alertRules = (parse(await readFile(path.join(DEPLOY, 'prometheus/alerts.yml'), 'utf8')) as { groups: { rules: Rule[] }[] }).groups.flatMap(
+  (g) => g.rules,
+);
 
 /** PromQL words that are not metric names (functions are recognised by the parenthesis that follows them). */
 const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset']);
@@ -77,12 +79,18 @@ describe('Prometheus configuration and alert rules', () => {
     expect(await promtool('check', 'rules', 'alerts.yml')).toMatch(/SUCCESS: 5 rules found/);
   });
 
-  it("pass their unit tests: each alert fires on the series that should raise it and not on healthy ones", async () => {
+  it('pass their unit tests: each alert fires on the series that should raise it and not on healthy ones', async () => {
     expect(await promtool('test', 'rules', 'alerts.test.yml')).toMatch(/SUCCESS/);
   });
 
   it('alert on a dead scrape, an unreachable store, the error ratio, p99 over target and an upstream down', () => {
-    expect(alertRules.map((r) => r.alert).sort()).toEqual(['ToolportDown', 'ToolportP99OverTarget', 'ToolportStoreUnreachable', 'ToolportToolErrorRatio', 'ToolportUpstreamDown']);
+    expect(alertRules.map((r) => r.alert).sort()).toEqual([
+      'ToolportDown',
+      'ToolportP99OverTarget',
+      'ToolportStoreUnreachable',
+      'ToolportToolErrorRatio',
+      'ToolportUpstreamDown',
+    ]);
   });
 });
 
@@ -93,10 +101,13 @@ describe('Grafana dashboard', () => {
   beforeAll(async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'toolport-monitoring-'));
     const keysFile = path.join(dir, 'keys.yaml');
-    await writeFile(keysFile, stringify([
-      { id: 'agent', key_sha256: sha('sk-agent'), tools: ['*'] },
-      { id: 'tight', key_sha256: sha('sk-tight'), tools: ['*'], rate_per_min: 1 },
-    ]));
+    await writeFile(
+      keysFile,
+      stringify([
+        { id: 'agent', key_sha256: sha('sk-agent'), tools: ['*'] },
+        { id: 'tight', key_sha256: sha('sk-tight'), tools: ['*'], rate_per_min: 1 },
+      ]),
+    );
     app = await makeApp('memory', { env: { API_KEYS_FILE: keysFile }, register: registerLedgerTools });
     const agent = { authorization: 'Bearer sk-agent' };
     // A success, a failure, a ledger miss then hit, and a 429: every family has a sample.
@@ -118,9 +129,17 @@ describe('Grafana dashboard', () => {
 
   it('reads only metric names the service exports on /metrics', () => {
     const families = exportedFamilies(exposition);
-    const missing = dashboardQueries.flatMap(({ panel, expr }) => metricNames(expr).filter((name) => !isExported(name, families)).map((name) => `${panel}: ${name}`));
+    const missing = dashboardQueries.flatMap(({ panel, expr }) =>
+      metricNames(expr)
+        .filter((name) => !isExported(name, families))
+        .map((name) => `${panel}: ${name}`),
+    );
     expect(missing).toEqual([]);
-    const alertMissing = alertRules.flatMap((rule) => metricNames(rule.expr).filter((name) => name !== 'up' && !isExported(name, families)).map((name) => `${rule.alert}: ${name}`));
+    const alertMissing = alertRules.flatMap((rule) =>
+      metricNames(rule.expr)
+        .filter((name) => name !== 'up' && !isExported(name, families))
+        .map((name) => `${rule.alert}: ${name}`),
+    );
     expect(alertMissing).toEqual([]);
     expect(exposition).toMatch(/^toolport_rate_limited_total\{caller="tight"\} 1$/m);
     expect(exposition).toMatch(/^toolport_ledger_lookups_total\{result="hit"\} 1$/m);
@@ -159,7 +178,10 @@ describe('compose profile "monitoring"', async () => {
     ports?: string[];
   }
   // ${VAR:-default} read as its default, as compose does without a .env.
-  const text = (await readFile(path.join(ROOT, 'docker-compose.yml'), 'utf8')).replace(/\$\{([A-Z_]+):-([^}]*)\}/g, (_match, _name, fallback: string) => fallback);
+  const text = (await readFile(path.join(ROOT, 'docker-compose.yml'), 'utf8')).replace(
+    /\$\{([A-Z_]+):-([^}]*)\}/g,
+    (_match, _name, fallback: string) => fallback,
+  );
   const compose = parse(text) as { services: Record<string, Service> };
 
   it('starts Prometheus and Grafana only with the profile, with every mounted file present', () => {
@@ -180,7 +202,9 @@ describe('compose profile "monitoring"', async () => {
     const [scrape] = config.scrape_configs;
     expect(scrape!.static_configs[0]!.targets).toEqual(['toolport:8080']);
     expect(ApiKeys.load(path.join(DEPLOY, 'toolport/api-keys.yaml')).authenticate(scrape!.authorization.credentials)?.id).toBe('prometheus');
-    const datasources = parse(await readFile(path.join(DEPLOY, 'grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as { datasources: { uid: string; url: string }[] };
+    const datasources = parse(await readFile(path.join(DEPLOY, 'grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as {
+      datasources: { uid: string; url: string }[];
+    };
     expect(datasources.datasources[0]).toMatchObject({ uid: 'prometheus', url: 'http://prometheus:9090' });
     const used = new Set(JSON.stringify(dashboard).match(/"uid":\s*"[^"]+"/g));
     expect([...used].sort()).toEqual(['"uid":"prometheus"', '"uid":"toolport"']);

@@ -26,7 +26,9 @@ async function start(env: Record<string, string>): Promise<FastifyInstance> {
   const previous = process.cwd();
   process.chdir(ROOT);
   try {
-    const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TOOL_PLUGINS: 'examples/plugins/calculator.ts', DEFAULT_TIMEOUT_MS: '2000', MAX_BODY_BYTES: '65536', ...env }));
+    const app = await buildApp(
+      loadConfig({ LOG_LEVEL: 'silent', TOOL_PLUGINS: 'examples/plugins/calculator.ts', DEFAULT_TIMEOUT_MS: '2000', MAX_BODY_BYTES: '65536', ...env }),
+    );
     await app.ready();
     return app;
   } finally {
@@ -66,7 +68,11 @@ async function fuzz(app: FastifyInstance, authorization: Record<string, string>,
           ...(request.payload !== undefined && { payload: request.payload }),
         });
         sent++;
-        const where = `${operation.method} ${operation.path} as ${request.method} ${request.url} ${JSON.stringify(request.headers)} ${request.payload ?? ''} (${JSON.stringify(authorization).slice(0, 40)})`.slice(0, 600);
+        const where =
+          `${operation.method} ${operation.path} as ${request.method} ${request.url} ${JSON.stringify(request.headers)} ${request.payload ?? ''} (${JSON.stringify(authorization).slice(0, 40)})`.slice(
+            0,
+            600,
+          );
         const answer = { status: response.statusCode, headers: response.headers, body: response.body };
         expect(answer.status, `${where}\n→ ${response.body.slice(0, 400)}`).toBeLessThan(500);
         expect(undocumented(operation, answer), `${where}\n→ ${response.body.slice(0, 400)}`).toBeNull();
@@ -120,7 +126,13 @@ describe('the OpenAPI document against the app (property-based fuzzing)', () => 
   }, 60_000);
 
   it('answers only what the document describes, never a 5xx, with API keys (none, wrong, admin, limited to some tools, rate-limited)', async () => {
-    const callers: Record<string, string>[] = [{}, { authorization: 'Bearer sk-wrong' }, { authorization: `Bearer ${SECRETS.admin}` }, { authorization: `Bearer ${SECRETS.agent}` }, { authorization: `Bearer ${SECRETS.limited}` }];
+    const callers: Record<string, string>[] = [
+      {},
+      { authorization: 'Bearer sk-wrong' },
+      { authorization: `Bearer ${SECRETS.admin}` },
+      { authorization: `Bearer ${SECRETS.agent}` },
+      { authorization: `Bearer ${SECRETS.limited}` },
+    ];
     let sent = 0;
     for (const authorization of callers) sent += await fuzz(keyed, authorization, Math.ceil(RUNS_PER_OPERATION / 2), pathValues);
     expect(sent).toBeGreaterThan(callers.length * 20 * Math.ceil(RUNS_PER_OPERATION / 2));

@@ -12,9 +12,25 @@ import { get, makeApp, post } from '../helpers/app.ts';
 import { PETSTORE_DOCUMENT, startPetstore, type Petstore } from '../helpers/petstore.ts';
 
 const ALL_OPERATIONS = [
-  'addPet', 'updatePet', 'findPetsByStatus', 'findPetsByTags', 'getPetById', 'updatePetWithForm', 'deletePet', 'uploadFile',
-  'getInventory', 'placeOrder', 'getOrderById', 'deleteOrder', 'createUser', 'createUsersWithListInput', 'loginUser',
-  'logoutUser', 'getUserByName', 'updateUser', 'deleteUser',
+  'addPet',
+  'updatePet',
+  'findPetsByStatus',
+  'findPetsByTags',
+  'getPetById',
+  'updatePetWithForm',
+  'deletePet',
+  'uploadFile',
+  'getInventory',
+  'placeOrder',
+  'getOrderById',
+  'deleteOrder',
+  'createUser',
+  'createUsersWithListInput',
+  'loginUser',
+  'logoutUser',
+  'getUserByName',
+  'updateUser',
+  'deleteUser',
 ];
 const FORMATS = ['native', 'openai', 'openai-responses', 'anthropic', 'gemini', 'mcp'];
 
@@ -157,15 +173,21 @@ describe('OpenAPI tools: bad sources stop the start', () => {
   }
 
   it('refuses an include glob that matches no operation, listing the operations', async () => {
-    const message = await startFailure(`openapi:\n  - {source: petstore, spec: ${PETSTORE_DOCUMENT}, base_url: "${petstore.url}/api/v3", include: [getPetById, getPetByIdd]}\n`);
+    const message = await startFailure(
+      `openapi:\n  - {source: petstore, spec: ${PETSTORE_DOCUMENT}, base_url: "${petstore.url}/api/v3", include: [getPetById, getPetByIdd]}\n`,
+    );
     expect(message).toMatch(/openapi\[0\] "petstore": include "getPetByIdd" matches no operation \(operations: [a-zA-Z, ]*getPetById, updatePetWithForm, /);
   });
 
   it('refuses a tools: override that names no included operation, a relative server without base_url, and a missing document', async () => {
-    expect(await startFailure(`openapi:\n  - {source: petstore, spec: ${PETSTORE_DOCUMENT}, base_url: "http://x/api", tools: {getPet: {timeout_ms: 5}}}\n`)).toMatch(
-      /"petstore": tools\.getPet names no included operation/,
+    expect(
+      await startFailure(`openapi:\n  - {source: petstore, spec: ${PETSTORE_DOCUMENT}, base_url: "http://x/api", tools: {getPet: {timeout_ms: 5}}}\n`),
+    ).toMatch(/"petstore": tools\.getPet names no included operation/);
+    expect(await startFailure(`openapi:\n  - {source: petstore, spec: ${PETSTORE_DOCUMENT}}\n`)).toMatch(
+      /"petstore": base_url is needed: the document's server URL "\/v3" is relative/,
     );
-    expect(await startFailure(`openapi:\n  - {source: petstore, spec: ${PETSTORE_DOCUMENT}}\n`)).toMatch(/"petstore": base_url is needed: the document's server URL "\/v3" is relative/);
-    expect(await startFailure(`openapi:\n  - {source: petstore, spec: ./nowhere.yaml, base_url: "http://x/api"}\n`)).toMatch(/"petstore": spec \.\/nowhere\.yaml could not be read as OpenAPI: /);
+    expect(await startFailure(`openapi:\n  - {source: petstore, spec: ./nowhere.yaml, base_url: "http://x/api"}\n`)).toMatch(
+      /"petstore": spec \.\/nowhere\.yaml could not be read as OpenAPI: /,
+    );
   });
 });

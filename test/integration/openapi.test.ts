@@ -51,7 +51,12 @@ describe('OpenAPI document', () => {
       const operationIds = Object.values(document.paths).flatMap((item: any) => Object.values(item).map((op: any) => op.operationId));
       expect(new Set(operationIds).size).toBe(operationIds.length);
       // What a gateway does with the document: POST the operation's path with a body of its schema.
-      const called = await app.inject({ method: 'POST', url: '/tools/steps/invoke', headers: { 'content-type': 'application/json' }, payload: { n: 1, ms: 0 } });
+      const called = await app.inject({
+        method: 'POST',
+        url: '/tools/steps/invoke',
+        headers: { 'content-type': 'application/json' },
+        payload: { n: 1, ms: 0 },
+      });
       expect(called.json()).toMatchObject({ name: 'steps', success: true, value: { steps: 1 } });
     } finally {
       await app.close();

@@ -29,7 +29,13 @@ describe('two users on two replicas sharing Redis', () => {
     issuer = await startIssuer();
     const file = path.join(await mkdtemp(path.join(tmpdir(), 'toolport-owners-')), 'keys.yaml');
     await writeFile(file, JSON.stringify({ keys: [], access: [{ tools: ['*'] }, { groups: ['ops'], tools: ['*'], admin: true }] }));
-    const env = { API_KEYS_FILE: file, AUTH_ISSUER: issuer.issuer, PUBLIC_URL, KEY_PREFIX: `test:owners:${randomUUID().slice(0, 8)}:`, MAX_CONTENT_CHARS: '500' };
+    const env = {
+      API_KEYS_FILE: file,
+      AUTH_ISSUER: issuer.issuer,
+      PUBLIC_URL,
+      KEY_PREFIX: `test:owners:${randomUUID().slice(0, 8)}:`,
+      MAX_CONTENT_CHARS: '500',
+    };
     const register = (registry: ToolRegistry) =>
       registry.registerTool({
         name: 'charge',
@@ -40,7 +46,11 @@ describe('two users on two replicas sharing Redis', () => {
       });
     one = await makeApp('redis', { env, register });
     two = await makeApp('redis', { env, register });
-    for (const [name, groups] of [['alice', []], ['bob', []], ['root', ['ops']]] as const) {
+    for (const [name, groups] of [
+      ['alice', []],
+      ['bob', []],
+      ['root', ['ops']],
+    ] as const) {
       users[name] = bearer(await issuer.sign({ sub: name, aud: `${PUBLIC_URL}/mcp`, groups: [...groups] }, { expiresIn: '10m' }));
     }
   });
@@ -86,7 +96,7 @@ describe('two users on two replicas sharing Redis', () => {
     expect((await get(two, '/tasks?limit=100', users.alice)).body.tasks.map((t: { task_id: string }) => t.task_id)).toContain(id);
   });
 
-  it("serves a kept result to the user who made the call and an admin, 404 to the other", async () => {
+  it('serves a kept result to the user who made the call and an admin, 404 to the other', async () => {
     const result = (await post(one, { name: 'big', arguments: { size: 5000 } }, users.alice)).body;
     const url = result.result_ref.url as string;
     expect((await get(two, url, users.alice)).status).toBe(200);

@@ -31,13 +31,16 @@ const children: ChildProcess[] = [];
 
 /** One plugin per extension; `.js` is CommonJS or ES syntax as the project says. */
 function writePlugins(folder: string, kind: 'cjs' | 'esm'): void {
-  const definition = (name: string) => `{ name: '${name}', description: 'Answers its extension.', parameters: { type: 'object', properties: {} }, handler: () => ok('${name}') }`;
+  const definition = (name: string) =>
+    `{ name: '${name}', description: 'Answers its extension.', parameters: { type: 'object', properties: {} }, handler: () => ok('${name}') }`;
   writeFileSync(join(folder, 'typed.ts'), `import { defineTool, ok } from 'toolport';\nexport default defineTool(${definition('from_ts')});\n`);
   writeFileSync(join(folder, 'typed-module.mts'), `import { defineTool, ok } from 'toolport';\nexport default defineTool(${definition('from_mts')});\n`);
   writeFileSync(join(folder, 'module.mjs'), `import { ok } from 'toolport';\nexport default [${definition('from_mjs')}];\n`);
   writeFileSync(
     join(folder, 'plain.js'),
-    kind === 'cjs' ? `const { ok } = require('toolport');\nmodule.exports = ${definition('from_js')};\n` : `import { ok } from 'toolport';\nexport default ${definition('from_js')};\n`,
+    kind === 'cjs'
+      ? `const { ok } = require('toolport');\nmodule.exports = ${definition('from_js')};\n`
+      : `import { ok } from 'toolport';\nexport default ${definition('from_js')};\n`,
   );
 }
 
@@ -45,7 +48,10 @@ const PLUGINS = './typed.ts,./typed-module.mts,./plain.js,./module.mjs';
 
 /** `npm install` of the tarball refusing any dependency whose engines exclude this Node (--engine-strict). */
 async function install(tarball: string, cwd: string): Promise<void> {
-  const { stdout, stderr } = await run('npm', ['install', tarball, '--engine-strict', '--prefer-offline', '--no-audit', '--no-fund'], { cwd, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout, stderr } = await run('npm', ['install', tarball, '--engine-strict', '--prefer-offline', '--no-audit', '--no-fund'], {
+    cwd,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   installLogs.push(stdout + stderr);
 }
 
@@ -80,18 +86,22 @@ describe('the toolport package installed outside the repository', () => {
   it.each([
     ['an ES module project', () => project],
     ['a CommonJS project', () => commonjs],
-  ])('loads .ts, .mts, .js and .mjs plugins in %s (toolport check)', async (_kind, where) => {
-    const { stdout } = await run(join(where(), 'node_modules/.bin/toolport'), ['check'], {
-      cwd: where(),
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TOOL_PLUGINS: PLUGINS, BUILTINS: 'none' },
-    });
-    expect(stdout.trim().split('\n').map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual([
-      'from_ts plugin',
-      'from_mts plugin',
-      'from_js plugin',
-      'from_mjs plugin',
-    ]);
-  }, 60_000);
+  ])(
+    'loads .ts, .mts, .js and .mjs plugins in %s (toolport check)',
+    async (_kind, where) => {
+      const { stdout } = await run(join(where(), 'node_modules/.bin/toolport'), ['check'], {
+        cwd: where(),
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TOOL_PLUGINS: PLUGINS, BUILTINS: 'none' },
+      });
+      expect(
+        stdout
+          .trim()
+          .split('\n')
+          .map((line) => line.split(/\s+/).slice(0, 2).join(' ')),
+      ).toEqual(['from_ts plugin', 'from_mts plugin', 'from_js plugin', 'from_mjs plugin']);
+    },
+    60_000,
+  );
 
   it('gives defineTool, ok and error to plain JavaScript', async () => {
     const script = "import { defineTool, ok, error } from 'toolport'; console.log(JSON.stringify([typeof defineTool, ok(1, 'one'), error('no')]));";
@@ -104,10 +114,15 @@ describe('the toolport package installed outside the repository', () => {
   });
 
   it('exports the typed client as toolport/client, to CommonJS and ES modules alike', async () => {
-    const script = "import { ToolportClient, NotFoundError } from 'toolport/client'; const c = new ToolportClient({ baseUrl: 'http://127.0.0.1:9' }); console.log(typeof c.invoke, typeof NotFoundError);";
+    const script =
+      "import { ToolportClient, NotFoundError } from 'toolport/client'; const c = new ToolportClient({ baseUrl: 'http://127.0.0.1:9' }); console.log(typeof c.invoke, typeof NotFoundError);";
     const [esm, cjs] = await Promise.all([
       run(process.execPath, ['--input-type=module', '-e', script], { cwd: project }),
-      run(process.execPath, ['-e', "const { ToolportClient } = require('toolport/client'); console.log(typeof new ToolportClient({ baseUrl: 'http://x' }).listTools);"], { cwd: commonjs }),
+      run(
+        process.execPath,
+        ['-e', "const { ToolportClient } = require('toolport/client'); console.log(typeof new ToolportClient({ baseUrl: 'http://x' }).listTools);"],
+        { cwd: commonjs },
+      ),
     ]);
     expect(esm.stdout).toBe('function function\n');
     expect(cjs.stdout).toBe('function\n');
@@ -117,8 +132,14 @@ describe('the toolport package installed outside the repository', () => {
     await expect(run(process.execPath, [TSC, '-p', project], { cwd: project })).resolves.toBeDefined();
     const wrong = join(project, 'src/wrong.ts');
     cpSync(join(project, 'src/index.ts'), wrong);
-    await run('sh', ['-c', `printf '%s\\n' "export const bad = defineTool<{ n: number }>({ name: 'bad', description: 'x', parameters: { type: 'object' }, handler: ({ n }) => ok(n.toUpperCase()) });" >> ${wrong}`]);
-    const failed = await run(process.execPath, [TSC, '-p', project], { cwd: project }).then(() => null, (err: { stdout: string }) => err.stdout);
+    await run('sh', [
+      '-c',
+      `printf '%s\\n' "export const bad = defineTool<{ n: number }>({ name: 'bad', description: 'x', parameters: { type: 'object' }, handler: ({ n }) => ok(n.toUpperCase()) });" >> ${wrong}`,
+    ]);
+    const failed = await run(process.execPath, [TSC, '-p', project], { cwd: project }).then(
+      () => null,
+      (err: { stdout: string }) => err.stdout,
+    );
     rmSync(wrong);
     expect(failed).toMatch(/wrong\.ts.*Property 'toUpperCase' does not exist on type 'number'/);
   }, 120_000);
@@ -147,10 +168,13 @@ describe('the toolport package installed outside the repository', () => {
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...session },
       payload: { name: 'todo_export', arguments: { format: 'csv' } },
     });
-    const events = streamed.body.split('\n\n').filter((b) => b.trim() !== '').map((block) => ({
-      event: /^event: (.*)$/m.exec(block)?.[1],
-      data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null'),
-    }));
+    const events = streamed.body
+      .split('\n\n')
+      .filter((b) => b.trim() !== '')
+      .map((block) => ({
+        event: /^event: (.*)$/m.exec(block)?.[1],
+        data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null'),
+      }));
     const progress = events.filter((e) => e.event === 'progress');
     expect(progress.length).toBeGreaterThanOrEqual(1);
     expect(progress.at(-1)!.data).toMatchObject({ total: 2 });
@@ -174,11 +198,18 @@ describe('the toolport package installed outside the repository', () => {
     const until = Date.now() + 60_000;
     let healthy = false;
     while (!healthy && Date.now() < until && child.exitCode === null) {
-      healthy = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+      healthy = await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (!healthy) await new Promise((resolve) => setTimeout(resolve, 250));
     }
     expect(healthy, `npx toolport did not come up: ${stderr}`).toBe(true);
-    const answer = await fetch(`${base}/tools/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'clock_now', arguments: {} }) });
+    const answer = await fetch(`${base}/tools/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'clock_now', arguments: {} }),
+    });
     expect(((await answer.json()) as { success: boolean }).success).toBe(true);
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));

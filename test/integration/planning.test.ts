@@ -37,7 +37,15 @@ describe.each(STORES)('planning tools (%s store)', (store) => {
     const { call } = session();
     await call('planning_setup_plan', { objective: 'o', initial_steps: ['a'] });
     const added = await call('planning_add_step', { steps: ['b', 'c'] });
-    expect(added.value).toMatchObject({ steps: [{ step_id: 2, title: 'b' }, { step_id: 3, title: 'c' }], steps_total: 3, steps_done: 0, plan_status: 'active' });
+    expect(added.value).toMatchObject({
+      steps: [
+        { step_id: 2, title: 'b' },
+        { step_id: 3, title: 'c' },
+      ],
+      steps_total: 3,
+      steps_done: 0,
+      plan_status: 'active',
+    });
     expect(added.message).toMatch(/Added steps 2–3/);
     await call('planning_update_step', { step_id: 3, title: 'c2' });
     expect((await call('planning_add_step', { steps: ['d'] })).value.steps).toEqual([{ step_id: 4, title: 'd', status: 'pending' }]);
@@ -101,12 +109,7 @@ describe.each(STORES)('planning tools (%s store)', (store) => {
     const { call } = session();
     const ok = await call('planning_setup_plan', { objective: 'o'.repeat(500), initial_steps: ['t'.repeat(500)] });
     expect(ok.success).toBe(true);
-    for (const args of [
-      { objective: 'o'.repeat(501) },
-      { objective: '' },
-      { objective: '   ' },
-      { objective: 'o', initial_steps: ['t'.repeat(501)] },
-    ]) {
+    for (const args of [{ objective: 'o'.repeat(501) }, { objective: '' }, { objective: '   ' }, { objective: 'o', initial_steps: ['t'.repeat(501)] }]) {
       const refused = await call('planning_setup_plan', args);
       expect(refused.error.code).toBe('invalid_arguments');
     }
@@ -115,7 +118,11 @@ describe.each(STORES)('planning tools (%s store)', (store) => {
     expect((await call('planning_update_step', { step_id: 1, title: 'u'.repeat(501) })).error.code).toBe('invalid_arguments');
     expect((await call('planning_update_step', { step_id: 1, status: 'finished' })).error.code).toBe('invalid_arguments');
     // Nothing refused reached the plan.
-    expect((await call('planning_read_plan')).value).toEqual({ objective: 'o'.repeat(500), status: 'active', steps: [{ step_id: 1, title: 't'.repeat(500), status: 'pending' }] });
+    expect((await call('planning_read_plan')).value).toEqual({
+      objective: 'o'.repeat(500),
+      status: 'active',
+      steps: [{ step_id: 1, title: 't'.repeat(500), status: 'pending' }],
+    });
   });
 
   it('starts a new session for a call that names none, and tells the model its id', async () => {

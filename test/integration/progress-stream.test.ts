@@ -21,7 +21,10 @@ function parseEvents(text: string): SseEvent[] {
     .map((block) => {
       const lines = block.split('\n');
       const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message';
-      const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      const data = lines
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n');
       return { event, data: JSON.parse(data) };
     });
 }
@@ -55,7 +58,10 @@ describe('progress as server-sent events', () => {
       expect(notification).toMatchObject({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok-1', total: 3 } });
     }
     expect(progress.at(-1).params.progress).toBe(3);
-    expect(events.at(-1)).toEqual({ event: 'message', data: { jsonrpc: '2.0', id: 41, result: expect.objectContaining({ structuredContent: { steps: 3 }, isError: false }) } });
+    expect(events.at(-1)).toEqual({
+      event: 'message',
+      data: { jsonrpc: '2.0', id: 41, result: expect.objectContaining({ structuredContent: { steps: 3 }, isError: false }) },
+    });
   });
 
   it('MCP: answers plain JSON without a progressToken, or to a client that does not accept SSE', async () => {
@@ -72,7 +78,12 @@ describe('progress as server-sent events', () => {
   it('POST /tools/invoke: `progress` events per call, then one `result` event with the usual answer', async () => {
     const response = await post(
       '/tools/invoke',
-      { calls: [{ id: 'a', name: 'steps', arguments: { n: 2, ms: 150 } }, { id: 'b', name: 'echo', arguments: { text: 'hi' } }] },
+      {
+        calls: [
+          { id: 'a', name: 'steps', arguments: { n: 2, ms: 150 } },
+          { id: 'b', name: 'echo', arguments: { text: 'hi' } },
+        ],
+      },
       { accept: 'text/event-stream' },
     );
     expect(response.status).toBe(200);
@@ -85,7 +96,10 @@ describe('progress as server-sent events', () => {
     ]);
     const result = events.at(-1)!;
     expect(result.event).toBe('result');
-    expect(result.data.results.map((r: { id: string; success: boolean }) => [r.id, r.success])).toEqual([['a', true], ['b', true]]);
+    expect(result.data.results.map((r: { id: string; success: boolean }) => [r.id, r.success])).toEqual([
+      ['a', true],
+      ['b', true],
+    ]);
     expect(result.data.results[0].value).toEqual({ steps: 2 });
     expect(result.data.messages).toHaveLength(2);
   });
@@ -97,7 +111,11 @@ describe('progress as server-sent events', () => {
   });
 
   it('a request-level error before any event is still a problem+json answer', async () => {
-    const response = await fetch(`${base}/tools/invoke`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: '{"nope":1}' });
+    const response = await fetch(`${base}/tools/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: '{"nope":1}',
+    });
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toMatch(/application\/problem\+json/);
   });
@@ -108,7 +126,11 @@ describe('progress as server-sent events', () => {
     const running = post('/mcp', { jsonrpc: '2.0', id: 'slow-1', method: 'tools/call', params: { name: 'watch_abort', arguments: {} } }, headers);
     await until('the handler starts', () => started.size > starts);
     const sent = Date.now();
-    const cancel = await post('/mcp', { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow-1', reason: 'user pressed stop' } }, headers);
+    const cancel = await post(
+      '/mcp',
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow-1', reason: 'user pressed stop' } },
+      headers,
+    );
     expect(cancel.status).toBe(202);
     const answer = (await (await running).json()) as { result: { isError: boolean; content: { text: string }[] } };
     expect(Date.now() - sent).toBeLessThan(1000);

@@ -128,7 +128,8 @@ describe('provenance while Redis is down at start', () => {
 describe('provenance routes beside /tools/{name}', () => {
   it('keeps a tool named "hashes" reachable: its definition and its versions', async () => {
     const app = await makeApp('memory', {
-      register: (registry) => registry.registerTool({ name: 'hashes', description: 'Hash things.', parameters: { type: 'object', properties: {} }, handler: () => ok(null, 'done') }),
+      register: (registry) =>
+        registry.registerTool({ name: 'hashes', description: 'Hash things.', parameters: { type: 'object', properties: {} }, handler: () => ok(null, 'done') }),
     });
     try {
       const tool = await app.inject({ method: 'GET', url: '/tools/hashes' });

@@ -4,7 +4,14 @@
  * @google/genai, @modelcontextprotocol/sdk), calls typed as the SDKs' response types go in through
  * the HTTP app, and MCP results are checked at run time by the SDK's own zod schemas.
  */
-import type { ContentBlock, Message, MessageParam, Tool as AnthropicSdkTool, ToolChoice as AnthropicSdkToolChoice, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
+import type {
+  ContentBlock,
+  Message,
+  MessageParam,
+  Tool as AnthropicSdkTool,
+  ToolChoice as AnthropicSdkToolChoice,
+  ToolResultBlockParam,
+} from '@anthropic-ai/sdk/resources/messages';
 import type { Content, FunctionDeclaration, GenerateContentConfig, Part, ToolConfig } from '@google/genai';
 import { CallToolRequestSchema, CallToolResultSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
@@ -15,10 +22,23 @@ import type {
   ChatCompletionToolChoiceOption,
   ChatCompletionToolMessageParam,
 } from 'openai/resources/chat/completions';
-import type { FunctionTool, ResponseFunctionToolCall, ResponseInput, ResponseInputItem, ToolChoiceFunction, ToolChoiceOptions } from 'openai/resources/responses/responses';
+import type {
+  FunctionTool,
+  ResponseFunctionToolCall,
+  ResponseInput,
+  ResponseInputItem,
+  ToolChoiceFunction,
+  ToolChoiceOptions,
+} from 'openai/resources/responses/responses';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderAnthropicTool, renderAnthropicToolChoice, renderAnthropicToolResult, renderAnthropicTurn } from '../../src/formats/anthropic.ts';
-import { renderGeminiDeclaration, renderGeminiFunctionResponse, renderGeminiToolConfig, renderGeminiTools, renderGeminiTurn } from '../../src/formats/gemini.ts';
+import {
+  renderGeminiDeclaration,
+  renderGeminiFunctionResponse,
+  renderGeminiToolConfig,
+  renderGeminiTools,
+  renderGeminiTurn,
+} from '../../src/formats/gemini.ts';
 import { renderMcpCallToolResult, renderMcpTool } from '../../src/formats/mcp.ts';
 import { renderResponsesTool, renderResponsesToolChoice, renderResponsesToolMessage } from '../../src/formats/openai-responses.ts';
 import { renderOpenAiTool, renderOpenAiToolChoice, renderOpenAiToolMessage } from '../../src/formats/openai.ts';
@@ -37,13 +57,22 @@ const chatMessage: ChatCompletionMessage = {
   refusal: null,
   tool_calls: [{ id: 'call_12345xyz', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris, France"}' } }],
 };
-const responsesCall: ResponseFunctionToolCall = { type: 'function_call', id: 'fc_12345xyz', call_id: 'call_12345xyz', name: 'get_weather', arguments: '{"location":"Paris, France"}' };
+const responsesCall: ResponseFunctionToolCall = {
+  type: 'function_call',
+  id: 'fc_12345xyz',
+  call_id: 'call_12345xyz',
+  name: 'get_weather',
+  arguments: '{"location":"Paris, France"}',
+};
 const anthropicBlocks: ContentBlock[] = [
   { type: 'text', text: 'Checking.', citations: null },
   { type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', input: { location: 'San Francisco, CA' }, caller: { type: 'direct' } },
 ];
 const anthropicMessage: Pick<Message, 'role' | 'content'> = { role: 'assistant', content: anthropicBlocks };
-const geminiTurn: Content = { role: 'model', parts: [{ functionCall: { name: 'set_light_values', args: { brightness: 25, color_temp: 'warm' }, id: 'fc-1' } }] };
+const geminiTurn: Content = {
+  role: 'model',
+  parts: [{ functionCall: { name: 'set_light_values', args: { brightness: 25, color_temp: 'warm' }, id: 'fc-1' } }],
+};
 
 describe('messages and tools against the providers’ SDK types', () => {
   let app: FastifyInstance;
@@ -66,7 +95,10 @@ describe('messages and tools against the providers’ SDK types', () => {
     const message: ChatCompletionToolMessageParam = renderOpenAiToolMessage(result);
     const history: ChatCompletionMessageParam[] = [{ role: 'assistant', tool_calls: chatMessage.tool_calls }, message];
     const tool: ChatCompletionFunctionTool = renderOpenAiTool(lightsTool);
-    const choices: ChatCompletionToolChoiceOption[] = [renderOpenAiToolChoice({ mode: 'required' }), renderOpenAiToolChoice({ mode: 'tool', name: 'get_weather' })];
+    const choices: ChatCompletionToolChoiceOption[] = [
+      renderOpenAiToolChoice({ mode: 'required' }),
+      renderOpenAiToolChoice({ mode: 'tool', name: 'get_weather' }),
+    ];
     expect(history[1]).toEqual(result.tool_message);
     expect(tool.function.strict).toBe(true);
     expect(choices[1]).toEqual({ type: 'function', function: { name: 'get_weather' } });
@@ -104,7 +136,11 @@ describe('messages and tools against the providers’ SDK types', () => {
     expect(part).toEqual(result.tool_message);
     expect(turn[0]!.parts).toEqual([part]);
     expect(part.functionResponse?.response).toEqual({ output: 'Lights set.\n\n{"brightness":25,"colorTemperature":"warm"}' });
-    expect(declaration.parameters?.properties?.color_temp).toEqual({ type: 'STRING', enum: ['daylight', 'cool', 'warm'], description: 'Color temperature of the light fixture' });
+    expect(declaration.parameters?.properties?.color_temp).toEqual({
+      type: 'STRING',
+      enum: ['daylight', 'cool', 'warm'],
+      description: 'Color temperature of the light fixture',
+    });
     expect(config.functionCallingConfig?.allowedFunctionNames).toEqual(['set_light_values']);
   });
 

@@ -33,7 +33,13 @@ describe('a quiet start', () => {
       logger: info.logger,
       register: (registry) => {
         for (const name of ['hint_a', 'hint_b', 'hint_c']) {
-          registry.registerTool({ name, description: 'Says it is idempotent.', parameters: { type: 'object', properties: {} }, annotations: { idempotent: true }, handler: () => ({ message: 'ok', value: null }) });
+          registry.registerTool({
+            name,
+            description: 'Says it is idempotent.',
+            parameters: { type: 'object', properties: {} },
+            annotations: { idempotent: true },
+            handler: () => ({ message: 'ok', value: null }),
+          });
         }
       },
     });

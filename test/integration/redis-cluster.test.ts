@@ -41,7 +41,9 @@ describe('on a Redis Cluster', () => {
       sessions.map(async (id) => {
         const headers = { 'x-session-id': id };
         await post(replicas[0]!, { name: 'planning_setup_plan', arguments: { objective: 'spread' } }, headers);
-        await Promise.all(Array.from({ length: 16 }, (_, i) => post(replicas[i % 2]!, { name: 'planning_add_step', arguments: { steps: [`s${i}`] } }, headers)));
+        await Promise.all(
+          Array.from({ length: 16 }, (_, i) => post(replicas[i % 2]!, { name: 'planning_add_step', arguments: { steps: [`s${i}`] } }, headers)),
+        );
         const plan = (await get(replicas[1]!, `/sessions/${id}/plan`)).body;
         expect(plan.steps.map((s: { step_id: number }) => s.step_id)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
         expect((await sessionEvents(replicas[0]!, id)).length).toBe(17);
@@ -79,10 +81,16 @@ describe('on a Redis Cluster', () => {
   it('runs tasks on one replica while the other answers for them and cancels them (signals cross the cluster)', async () => {
     const async = { prefer: 'respond-async' };
     const done = await post(replicas[0]!, { name: 'echo', arguments: { text: 'clustered' } }, async);
-    expect((await get(replicas[1]!, `/tasks/${done.body.task_id}?wait_ms=30000`)).body).toMatchObject({ status: 'completed', result: { value: { text: 'clustered' } } });
+    expect((await get(replicas[1]!, `/tasks/${done.body.task_id}?wait_ms=30000`)).body).toMatchObject({
+      status: 'completed',
+      result: { value: { text: 'clustered' } },
+    });
     const hanging = await post(replicas[0]!, { name: 'hang', arguments: {} }, async);
     expect((await replicas[1]!.inject({ method: 'DELETE', url: `/tasks/${hanging.body.task_id}` })).statusCode).toBe(200);
     expect((await get(replicas[1]!, `/tasks/${hanging.body.task_id}?wait_ms=30000`)).body.status).toBe('cancelled');
-    expect((await get(replicas[1]!, '/tasks?limit=2')).body.tasks.map((t: { task_id: string }) => t.task_id)).toEqual([hanging.body.task_id, done.body.task_id]);
+    expect((await get(replicas[1]!, '/tasks?limit=2')).body.tasks.map((t: { task_id: string }) => t.task_id)).toEqual([
+      hanging.body.task_id,
+      done.body.task_id,
+    ]);
   });
 });

@@ -34,7 +34,11 @@ describe.each(STORES)('session handles over HTTP (%s store)', (store) => {
   afterAll(() => app.close());
 
   async function invoke(body: unknown, headers: Record<string, string> = {}): Promise<Record<string, any>> {
-    const response = await fetch(`${base}/tools/invoke`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const response = await fetch(`${base}/tools/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
     expect(response.status).toBe(200);
     return (await response.json()) as Record<string, any>;
   }

@@ -21,7 +21,16 @@ describe.each(STORES)('session store contract (%s store)', (kind) => {
     const id = randomUUID();
     expect(await store.sessionRead(id, ['a', 'b'])).toEqual({ values: [null, null], versions: [0, 0] });
     expect(await commit(id, [], [['a', '1']])).toBe(true);
-    expect(await commit(id, [], [['a', '2'], ['b', '"x"']])).toBe(true);
+    expect(
+      await commit(
+        id,
+        [],
+        [
+          ['a', '2'],
+          ['b', '"x"'],
+        ],
+      ),
+    ).toBe(true);
     expect(await store.sessionRead(id, ['a', 'b', 'c'])).toEqual({ values: ['2', '"x"', null], versions: [2, 1, 0] });
     expect(await commit(id, [], [['a', null]])).toBe(true);
     expect(await store.sessionRead(id, ['a'])).toEqual({ values: [null], versions: [3] });
@@ -30,7 +39,17 @@ describe.each(STORES)('session store contract (%s store)', (kind) => {
   it('refuses a commit whose read versions changed, applying nothing and logging no event', async () => {
     const id = randomUUID();
     await commit(id, [], [['plan', '"v1"']], '{"n":1}');
-    expect(await commit(id, [['plan', 0]], [['plan', '"lost"'], ['other', '1']], '{"n":2}')).toBe(false);
+    expect(
+      await commit(
+        id,
+        [['plan', 0]],
+        [
+          ['plan', '"lost"'],
+          ['other', '1'],
+        ],
+        '{"n":2}',
+      ),
+    ).toBe(false);
     expect(await store.sessionRead(id, ['plan', 'other'])).toEqual({ values: ['"v1"', null], versions: [1, 0] });
     expect((await store.sessionEvents(id, 0, 10)).events).toEqual(['{"n":1}']);
     expect(await commit(id, [['plan', 1]], [['plan', '"v2"']], '{"n":3}')).toBe(true);

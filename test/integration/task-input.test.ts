@@ -27,7 +27,9 @@ function gated(runs: InvocationScope[]) {
         success: false,
         error: { code: 'approval_required', detail: 'held' },
         approval: { id: 'ap-1', url: '/approvals/ap-1', status: 'pending' },
-        input_requests: { confirm: { method: 'elicitation/create', params: { mode: 'form', message: 'Approve?', requestedSchema: { type: 'object', properties: {} } } } },
+        input_requests: {
+          confirm: { method: 'elicitation/create', params: { mode: 'form', message: 'Approve?', requestedSchema: { type: 'object', properties: {} } } },
+        },
       };
     }
     return { success: true, error: null, value: { answered: scope.inputResponses } };
@@ -48,7 +50,18 @@ describe.each(['memory', 'redis'] as const)('tasks waiting for input (%s)', (kin
     }
     for (let i = 0; i < 2; i++) {
       runners.push(
-        new TaskRunner({ store, registry: new ToolRegistry(), execute: gated(runs), callerOf: () => undefined, ttlS: 60, timeoutMs: 60_000, leaseMs: 60_000, maxAttempts: 3, concurrency: 4, log }),
+        new TaskRunner({
+          store,
+          registry: new ToolRegistry(),
+          execute: gated(runs),
+          callerOf: () => undefined,
+          ttlS: 60,
+          timeoutMs: 60_000,
+          leaseMs: 60_000,
+          maxAttempts: 3,
+          concurrency: 4,
+          log,
+        }),
       );
     }
     await Promise.all(runners.map((r) => r.listening));
@@ -59,7 +72,16 @@ describe.each(['memory', 'redis'] as const)('tasks waiting for input (%s)', (kin
     client?.disconnect();
   });
 
-  const job = (): TaskJob => ({ format: 'native', turn: false, calls: [{ id: `call_${randomUUID()}`, name: 'pay', arguments: {}, parsed: true }], sessionId: null, caller: 'agent', timeoutMs: null, receivedAt: Date.now(), requestId: 'r1' });
+  const job = (): TaskJob => ({
+    format: 'native',
+    turn: false,
+    calls: [{ id: `call_${randomUUID()}`, name: 'pay', arguments: {}, parsed: true }],
+    sessionId: null,
+    caller: 'agent',
+    timeoutMs: null,
+    receivedAt: Date.now(),
+    requestId: 'r1',
+  });
 
   it('holds a run that asks for input, and runs it again, anywhere, with the answers once resumed', async () => {
     const task = await runners[0]!.start(job());

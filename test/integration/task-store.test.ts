@@ -14,11 +14,25 @@ import type { NewTask, TaskSignal, TaskStore } from '../../src/store/tasks.ts';
 import { newTaskId } from '../../src/tasks/view.ts';
 import { until } from '../helpers/tasks.ts';
 
-const OUTCOMES = { lost: '{"error":{"code":"worker_lost"}}', exhausted: '{"error":{"code":"worker_lost","detail":"attempts"}}', cancelled: '{"error":{"code":"cancelled"}}' };
+const OUTCOMES = {
+  lost: '{"error":{"code":"worker_lost"}}',
+  exhausted: '{"error":{"code":"worker_lost","detail":"attempts"}}',
+  cancelled: '{"error":{"code":"cancelled"}}',
+};
 const LEASE_MS = 400;
 
 function newTask(overrides: Partial<NewTask> = {}): NewTask {
-  return { id: newTaskId(), owner: 'alice', head: '{"tool":"t"}', job: '{"calls":[]}', rerunnable: false, runner: 'r1', leaseMs: LEASE_MS, keepMs: 60_000, ...overrides };
+  return {
+    id: newTaskId(),
+    owner: 'alice',
+    head: '{"tool":"t"}',
+    job: '{"calls":[]}',
+    rerunnable: false,
+    runner: 'r1',
+    leaseMs: LEASE_MS,
+    keepMs: 60_000,
+    ...overrides,
+  };
 }
 
 describe.each(['memory', 'redis'] as const)('task store (%s)', (kind) => {

@@ -65,7 +65,11 @@ function marksFile(): string {
 
 /** How many times a handler in a child noted `tag`. */
 function marked(marks: string, tag: string): number {
-  return existsSync(marks) ? readFileSync(marks, 'utf8').split('\n').filter((line) => line === tag).length : 0;
+  return existsSync(marks)
+    ? readFileSync(marks, 'utf8')
+        .split('\n')
+        .filter((line) => line === tag).length
+    : 0;
 }
 
 async function startTaskIn(port: number, tool: string, tag: string): Promise<string> {
@@ -118,7 +122,9 @@ describe('tasks across replicas (redis)', () => {
   });
 
   it('finishes 100 tasks started at once on both replicas, each read on the other, losing none', async () => {
-    const accepted = await Promise.all(Array.from({ length: 100 }, (_, i) => post(i % 2 ? a : b, { name: 'slow', arguments: { ms: 100, tag: `r${i}` } }, ASYNC)));
+    const accepted = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => post(i % 2 ? a : b, { name: 'slow', arguments: { ms: 100, tag: `r${i}` } }, ASYNC)),
+    );
     expect(accepted.every((r) => r.status === 202)).toBe(true);
     const done = await Promise.all(accepted.map((r, i) => get(i % 2 ? b : a, `/tasks/${r.body.task_id}?wait_ms=30000`)));
     expect(done.map((d) => d.body.status)).toEqual(Array(100).fill('completed'));

@@ -14,7 +14,6 @@ import { comparable, until } from '../helpers/tasks.ts';
 
 const ASYNC = { prefer: 'respond-async' };
 
-
 async function poll(app: FastifyInstance, id: string, headers: Record<string, string> = {}, timeoutMs = 30_000): Promise<Record<string, any>> {
   const until = Date.now() + timeoutMs;
   for (;;) {
@@ -38,7 +37,9 @@ describe.each(STORES)('tasks over HTTP (%s store)', (store) => {
     expect(accepted.headers.location).toBe(`/tasks/${accepted.body.task_id}`);
     expect(accepted.headers['preference-applied']).toBe('respond-async');
     expect(accepted.body).toMatchObject({ status: 'working', tool: 'steps', call_id: 'call_steps', ttl_s: 86400, poll_interval_ms: 1000 });
-    expect(Object.keys(accepted.body)).toEqual(expect.arrayContaining(['task_id', 'status', 'tool', 'call_id', 'created_at', 'updated_at', 'ttl_s', 'poll_interval_ms']));
+    expect(Object.keys(accepted.body)).toEqual(
+      expect.arrayContaining(['task_id', 'status', 'tool', 'call_id', 'created_at', 'updated_at', 'ttl_s', 'poll_interval_ms']),
+    );
 
     const done = await poll(app, accepted.body.task_id);
     expect(done.status).toBe('completed');
@@ -148,8 +149,14 @@ describe.each(STORES)('tasks over HTTP (%s store)', (store) => {
     const narrow = await makeApp(store, { env: { TASK_CONCURRENCY: '2' } });
     try {
       const accepted: Record<string, any>[] = [];
-      for (let i = 0; i < 4; i++) accepted.push((await post(narrow, { id: `slot-${store}-${i}-${randomUUID()}`, name: 'watch_abort', arguments: {} }, ASYNC)).body);
-      expect(accepted.map((t) => [t.queued, t.attempts])).toEqual([[false, 1], [false, 1], [true, 0], [true, 0]]);
+      for (let i = 0; i < 4; i++)
+        accepted.push((await post(narrow, { id: `slot-${store}-${i}-${randomUUID()}`, name: 'watch_abort', arguments: {} }, ASYNC)).body);
+      expect(accepted.map((t) => [t.queued, t.attempts])).toEqual([
+        [false, 1],
+        [false, 1],
+        [true, 0],
+        [true, 0],
+      ]);
       await until('the first two handlers start', () => started.has(accepted[0]!.call_id) && started.has(accepted[1]!.call_id));
       const view = async (i: number) => (await get(narrow, `/tasks/${accepted[i]!.task_id}`)).body;
       expect(await view(2)).toMatchObject({ status: 'working', queued: true, attempts: 0 });

@@ -61,7 +61,12 @@ describe('an HTTP tool upstream called for a user', () => {
     const headers = { authorization: `Bearer ${token}` };
     expect((await post(app, { name: 'recorder', arguments: { note: 'a' } }, headers)).body.success).toBe(true);
     expect((await post(app, { name: 'recorder_keyed', arguments: { note: 'b' } }, headers)).body.success).toBe(true);
-    const mcp = await post(app, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'recorder', arguments: { note: 'c' } } }, { ...headers, accept: 'application/json, text/event-stream' }, '/mcp');
+    const mcp = await post(
+      app,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'recorder', arguments: { note: 'c' } } },
+      { ...headers, accept: 'application/json, text/event-stream' },
+      '/mcp',
+    );
     expect(mcp.body.result.isError).toBe(false);
     expect(seen).toHaveLength(3);
     const signature = token.split('.')[2]!;

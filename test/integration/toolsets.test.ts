@@ -39,11 +39,22 @@ const warnings: Record<string, unknown>[] = [];
 /** The app on the file, capturing warnings; `echoDescription` changes a member's definition. */
 async function start(options: { keysFile?: string; echoDescription?: string } = {}): Promise<FastifyInstance> {
   const logger = pino({ level: 'warn' }, new Writable({ write: (chunk, _enc, done) => (warnings.push(JSON.parse(String(chunk))), done()) }));
-  const register = options.echoDescription === undefined ? undefined : (registry: ToolRegistry) => {
-    const source = registry.get('echo')!.source;
-    const tools = registry.list().filter((t) => t.source === source);
-    registry.replaceSource(source, tools.map((t) => ({ name: t.name, description: t.name === 'echo' ? options.echoDescription! : t.description, parameters: t.parameters, handler: t.handler })));
-  };
+  const register =
+    options.echoDescription === undefined
+      ? undefined
+      : (registry: ToolRegistry) => {
+          const source = registry.get('echo')!.source;
+          const tools = registry.list().filter((t) => t.source === source);
+          registry.replaceSource(
+            source,
+            tools.map((t) => ({
+              name: t.name,
+              description: t.name === 'echo' ? options.echoDescription! : t.description,
+              parameters: t.parameters,
+              handler: t.handler,
+            })),
+          );
+        };
   return makeApp('memory', { env: { TOOLS_FILE: file, ...(options.keysFile && { API_KEYS_FILE: options.keysFile }) }, logger, ...(register && { register }) });
 }
 
@@ -66,7 +77,12 @@ describe('toolsets', () => {
     const { status, body } = await get(app, '/toolsets');
     expect(status).toBe(200);
     const support = body.toolsets.find((t: { name: string }) => t.name === 'support');
-    expect(support).toMatchObject({ name: 'support', description: 'What the support agent needs.', discovery: 'list', tools: expect.arrayContaining(['echo', 'fails', 'counter']) });
+    expect(support).toMatchObject({
+      name: 'support',
+      description: 'What the support agent needs.',
+      discovery: 'list',
+      tools: expect.arrayContaining(['echo', 'fails', 'counter']),
+    });
     const hashes = await Promise.all(support.tools.map(async (name: string) => (await get(app, `/tools/${name}`)).body.hash as string));
     expect(support.hash).toBe(hashJson(hashes.sort()));
     expect(body.toolsets.find((t: { name: string }) => t.name === 'finder').discovery).toBe('search');
@@ -76,7 +92,8 @@ describe('toolsets', () => {
     const replica = await start();
     const changed = await start({ echoDescription: 'Echoes the text back, changed.' });
     try {
-      const hashOf = async (instance: FastifyInstance, name: string) => (await get(instance, '/toolsets')).body.toolsets.find((t: { name: string }) => t.name === name).hash;
+      const hashOf = async (instance: FastifyInstance, name: string) =>
+        (await get(instance, '/toolsets')).body.toolsets.find((t: { name: string }) => t.name === name).hash;
       expect(await hashOf(replica, 'support')).toBe(await hashOf(app, 'support'));
       expect(await hashOf(changed, 'support')).not.toBe(await hashOf(app, 'support'));
       expect(await hashOf(changed, 'writers')).toBe(await hashOf(app, 'writers'));
@@ -119,7 +136,12 @@ describe('toolsets', () => {
   it('answers 404 for a toolset that does not exist, on every route', async () => {
     expect((await get(app, '/tools?toolset=nope')).status).toBe(404);
     expect((await post(app, { name: 'echo', arguments: { text: 'hi' } }, { 'x-toolset': 'nope' })).status).toBe(404);
-    const mcp = await app.inject({ method: 'POST', url: '/mcp/nope', headers: { 'content-type': 'application/json' }, payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    const mcp = await app.inject({
+      method: 'POST',
+      url: '/mcp/nope',
+      headers: { 'content-type': 'application/json' },
+      payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    });
     expect(mcp.statusCode).toBe(404);
   });
 });
@@ -143,20 +165,46 @@ describe('tool_search and tool_invoke', () => {
 
 describe('/mcp/{toolset}', () => {
   const rpc = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
-    const response = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, payload: JSON.stringify(body) });
+    const response = await app.inject({
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      payload: JSON.stringify(body),
+    });
     return { status: response.statusCode, headers: response.headers, body: response.json() };
   };
 
   it("lists only the toolset's tools in both eras", async () => {
-    const init = await rpc('/mcp/support', { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    const init = await rpc('/mcp/support', {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
     const session = String(init.headers['mcp-session-id']);
-    const handshake = await rpc('/mcp/support', { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' });
+    const handshake = await rpc(
+      '/mcp/support',
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+    );
     expect(names(handshake.body.result.tools)).toEqual(['counter', 'echo', 'fails']);
-    const stateless = await rpc('/mcp/support', { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { _meta: envelope } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' });
+    const stateless = await rpc(
+      '/mcp/support',
+      { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { _meta: envelope } },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+    );
     expect(names(stateless.body.result.tools)).toEqual(['counter', 'echo', 'fails']);
-    const everything = await rpc('/mcp', { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: envelope } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' });
+    const everything = await rpc(
+      '/mcp',
+      { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: envelope } },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+    );
     expect(everything.body.result.tools.length).toBeGreaterThan(3);
-    const search = await rpc('/mcp/support?discovery=search', { jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: envelope } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' });
+    const search = await rpc(
+      '/mcp/support?discovery=search',
+      { jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: envelope } },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+    );
     expect(names(search.body.result.tools).every((n) => ['tool_search', 'tool_invoke'].includes(n))).toBe(true);
   });
 
@@ -203,4 +251,3 @@ describe('API keys bound to toolsets', () => {
     await expect(start({ keysFile })).rejects.toThrow(/key "agent" is bound to toolset "ghost"/);
   });
 });
-

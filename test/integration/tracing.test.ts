@@ -45,14 +45,23 @@ let capturedLink: TraceLink | null = null;
 /** POSTs over a real socket (the body then arrives on the socket's own async context, unlike app.inject). */
 async function send(app: FastifyInstance, body: unknown, headers: Record<string, string>, url = '/tools/invoke') {
   const address = app.server.address() as AddressInfo;
-  const response = await fetch(`http://127.0.0.1:${address.port}${url}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const response = await fetch(`http://127.0.0.1:${address.port}${url}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
 
 /** A TOOLS_FILE with one HTTP tool forwarding to `url` (SPEC §10). */
 async function toolsFile(folder: string, url: string): Promise<string> {
   const file = path.join(folder, 'tools.json');
-  const weather = { name: 'weather_now', description: 'Current weather for a city.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, endpoint: { url } };
+  const weather = {
+    name: 'weather_now',
+    description: 'Current weather for a city.',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    endpoint: { url },
+  };
   await writeFile(file, JSON.stringify({ http: [weather] }));
   return file;
 }
@@ -125,14 +134,25 @@ describe('traces', () => {
     const replay = await send(app, { id: 'call_again', name: 'charge_global', arguments: { tag } }, { traceparent: traceparent(CALLER_SPAN_2) });
     expect(replay.body.replayed).toBe(true);
     // A task started by the turn runs later, in a trace of its own linked to the request.
-    const scope = { requestId: 'task-run', sessionId: null, caller: null, principal: null, timeoutMs: null, receivedAt: Date.now(), log: pino({ level: 'silent' }), cancellation: null };
+    const scope = {
+      requestId: 'task-run',
+      sessionId: null,
+      caller: null,
+      principal: null,
+      timeoutMs: null,
+      receivedAt: Date.now(),
+      log: pino({ level: 'silent' }),
+      cancellation: null,
+    };
     // A task over HTTP (Prefer: respond-async): its run is a trace of its own, linked to the request.
     const accepted = await send(app, { name: 'echo', arguments: { text: 'async' } }, { prefer: 'respond-async', traceparent: traceparent(CALLER_SPAN_3) });
     expect(accepted.status).toBe(202);
     asyncTaskId = accepted.body.task_id as string;
     const ended = await fetch(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/tasks/${accepted.body.task_id}?wait_ms=10000`);
     expect(await ended.json()).toMatchObject({ status: 'completed' });
-    await runLinked(capturedLink, 'task echo', { 'toolport.task_id': 'task-1' }, () => app.toolport.dispatcher.invoke({ id: 'call_in_task', name: 'echo', arguments: { text: 'later' } }, scope));
+    await runLinked(capturedLink, 'task echo', { 'toolport.task_id': 'task-1' }, () =>
+      app.toolport.dispatcher.invoke({ id: 'call_in_task', name: 'echo', arguments: { text: 'later' } }, scope),
+    );
     await flushTracing();
     spans = receiver.spans;
   });
@@ -156,13 +176,25 @@ describe('traces', () => {
     const request = requestSpan(CALLER_SPAN);
     expect(request).toBeDefined();
     expect(request).toMatchObject({ traceId: CALLER_TRACE, name: 'POST /tools/invoke', kind: SPAN_KIND.server });
-    expect(request.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.route': '/tools/invoke', 'http.response.status_code': 200, 'toolport.request_id': 'req-traced-turn' });
+    expect(request.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.route': '/tools/invoke',
+      'http.response.status_code': 200,
+      'toolport.request_id': 'req-traced-turn',
+    });
   });
 
   it('makes one execute_tool span per call of the turn, with the GenAI and toolport attributes', () => {
     const calls = childrenOf(requestSpan(CALLER_SPAN)).filter((s) => s.name.startsWith('execute_tool '));
     expect(calls.map((s) => s.name).sort()).toEqual(
-      ['execute_tool charge_global', 'execute_tool echo', 'execute_tool no_such_tool', 'execute_tool start_task', 'execute_tool throws', 'execute_tool weather_now'].sort(),
+      [
+        'execute_tool charge_global',
+        'execute_tool echo',
+        'execute_tool no_such_tool',
+        'execute_tool start_task',
+        'execute_tool throws',
+        'execute_tool weather_now',
+      ].sort(),
     );
     const echo = one('execute_tool echo', calls);
     expect(echo.traceId).toBe(CALLER_TRACE);
@@ -180,15 +212,27 @@ describe('traces', () => {
   it('marks the ledger miss that ran and the replay that hit, with ledger child spans', () => {
     const charged = one('execute_tool charge_global', childrenOf(requestSpan(CALLER_SPAN)));
     expect(charged.attributes).toMatchObject({ 'toolport.ledger': 'miss', 'toolport.outcome': 'success', 'gen_ai.tool.call.id': 'call_charge' });
-    expect(childrenOf(charged).map((s) => s.name).sort()).toEqual(['ledger begin', 'ledger complete', 'session commit']);
+    expect(
+      childrenOf(charged)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['ledger begin', 'ledger complete', 'session commit']);
     const replayed = one('execute_tool charge_global', childrenOf(requestSpan(CALLER_SPAN_2)));
-    expect(replayed.attributes).toMatchObject({ 'toolport.ledger': 'hit', 'toolport.outcome': 'success', 'toolport.format': 'native', 'gen_ai.tool.call.id': 'call_again' });
+    expect(replayed.attributes).toMatchObject({
+      'toolport.ledger': 'hit',
+      'toolport.outcome': 'success',
+      'toolport.format': 'native',
+      'gen_ai.tool.call.id': 'call_again',
+    });
     expect(childrenOf(replayed).map((s) => s.name)).toEqual(['ledger begin']);
   });
 
   it("records a failed call's error code as status and event, without its detail", () => {
     const calls = childrenOf(requestSpan(CALLER_SPAN));
-    for (const [name, code] of [['execute_tool no_such_tool', 'unknown_tool'], ['execute_tool throws', 'handler_error']] as const) {
+    for (const [name, code] of [
+      ['execute_tool no_such_tool', 'unknown_tool'],
+      ['execute_tool throws', 'handler_error'],
+    ] as const) {
       const failed = one(name, calls);
       expect(failed.attributes).toMatchObject({ 'toolport.outcome': code, 'toolport.error_code': code, 'error.type': code });
       expect(failed.status).toEqual({ code: 2, message: code });
@@ -227,7 +271,10 @@ describe('traces', () => {
   });
 
   it('links a task run to the span that captured the link, with its calls inside', () => {
-    const task = one('task echo', spans.filter((s) => s.attributes['toolport.task_id'] === 'task-1'));
+    const task = one(
+      'task echo',
+      spans.filter((s) => s.attributes['toolport.task_id'] === 'task-1'),
+    );
     expect(task.parentSpanId).toBeNull();
     expect(task.traceId).not.toBe(CALLER_TRACE);
     const starter = one('execute_tool start_task');
@@ -256,7 +303,16 @@ describe('traces', () => {
     try {
       const trace = 'ab'.repeat(16);
       await debugging.listen({ port: 0, host: '127.0.0.1' });
-      await send(debugging, { calls: [{ id: 'dbg_1', name: 'echo', arguments: { text: 'visible-argument' } }, { id: 'dbg_2', name: 'throws', arguments: {} }] }, { traceparent: `00-${trace}-${'cd'.repeat(8)}-01` });
+      await send(
+        debugging,
+        {
+          calls: [
+            { id: 'dbg_1', name: 'echo', arguments: { text: 'visible-argument' } },
+            { id: 'dbg_2', name: 'throws', arguments: {} },
+          ],
+        },
+        { traceparent: `00-${trace}-${'cd'.repeat(8)}-01` },
+      );
       await flushTracing();
       const mine = receiver.spans.filter((s) => s.traceId === trace);
       expect(one('execute_tool echo', mine).attributes['gen_ai.tool.call.arguments']).toBe('{"text":"visible-argument"}');

@@ -64,7 +64,10 @@ describe('users with JWT access tokens', () => {
     for (const key of issuer.published) {
       const response = await post(app, { name: 'whoami', arguments: {} }, bearer(await token({ email: 'alice@example.com' }, { key })));
       expect(response.status, key.alg).toBe(200);
-      expect(response.body.value).toMatchObject({ caller: 'user:alice', user: { id: 'alice', groups: ['staff'], claims: { email: 'alice@example.com', sub: 'alice' } } });
+      expect(response.body.value).toMatchObject({
+        caller: 'user:alice',
+        user: { id: 'alice', groups: ['staff'], claims: { email: 'alice@example.com', sub: 'alice' } },
+      });
     }
     expect((await get(app, '/caller', bearer(await token()))).body).toMatchObject({ id: 'user:alice', admin: false });
   });
@@ -76,14 +79,26 @@ describe('users with JWT access tokens', () => {
 
   it('answers 401 with the reason, never a 500, for every bad token', async () => {
     const other = await signingKey('RS256', 'rsa-1'); // same kid, another key: a forged signature
-    const hmac = await new SignJWT({ sub: 'alice', aud: `${PUBLIC_URL}/mcp` }).setProtectedHeader({ alg: 'HS256', kid: 'rsa-1' }).setIssuer(issuer.issuer).setExpirationTime('5m').sign(new TextEncoder().encode('a'.repeat(32)));
+    const hmac = await new SignJWT({ sub: 'alice', aud: `${PUBLIC_URL}/mcp` })
+      .setProtectedHeader({ alg: 'HS256', kid: 'rsa-1' })
+      .setIssuer(issuer.issuer)
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode('a'.repeat(32)));
     const none = new UnsecuredJWT({ sub: 'alice', aud: `${PUBLIC_URL}/mcp` }).setIssuer(issuer.issuer).setExpirationTime('5m').encode();
     const now = Math.floor(Date.now() / 1000);
     const cases: [string, string, RegExp][] = [
       ['expired', await token({ exp: now - 120 }), /expired/],
       ['not yet valid', await token({ nbf: now + 600 }), /not valid yet/],
       ['another audience', await token({ aud: 'https://elsewhere.example' }), /not meant for this service/],
-      ['another issuer', await new SignJWT({ sub: 'alice', aud: PUBLIC_URL }).setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' }).setIssuer('https://evil.example').setExpirationTime('5m').sign(issuer.published[0]!.privateKey), /another issuer/],
+      [
+        'another issuer',
+        await new SignJWT({ sub: 'alice', aud: PUBLIC_URL })
+          .setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' })
+          .setIssuer('https://evil.example')
+          .setExpirationTime('5m')
+          .sign(issuer.published[0]!.privateKey),
+        /another issuer/,
+      ],
       ['a forged signature', await token({}, { key: other }), /signature is not valid/],
       ['HMAC', hmac, /algorithm this service refuses/],
       ['alg none', none, /algorithm this service refuses|not a well-formed/],
@@ -126,10 +141,17 @@ describe('users with JWT access tokens', () => {
     expect(response.headers['www-authenticate']).toMatch(/error="insufficient_scope".*scope="counter:write"/);
     const named = await post(app, {}, bearer(await token()), '/tools/counter/invoke');
     expect(named.status).toBe(403);
-    const stepped = await post(app, { name: 'counter', arguments: {} }, { ...bearer(await token({ scope: 'openid counter:write' })), 'x-session-id': 's-scope' });
+    const stepped = await post(
+      app,
+      { name: 'counter', arguments: {} },
+      { ...bearer(await token({ scope: 'openid counter:write' })), 'x-session-id': 's-scope' },
+    );
     expect(stepped.body).toMatchObject({ success: true, value: { count: 1 } });
     // Entra ID names the scopes `scp`.
-    expect((await post(app, { name: 'counter', arguments: {} }, { ...bearer(await token({ scope: undefined, scp: 'counter:write' })), 'x-session-id': 's-scope' })).body.value).toEqual({ count: 2 });
+    expect(
+      (await post(app, { name: 'counter', arguments: {} }, { ...bearer(await token({ scope: undefined, scp: 'counter:write' })), 'x-session-id': 's-scope' }))
+        .body.value,
+    ).toEqual({ count: 2 });
   });
 
   it('serves the protected resource metadata without a token', async () => {
@@ -146,7 +168,9 @@ describe('users with JWT access tokens', () => {
     }
     const challenge = await post(app, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, {}, '/mcp');
     expect(challenge.status).toBe(401);
-    expect(challenge.headers['www-authenticate']).toBe(`Bearer realm="toolport", resource_metadata="${PUBLIC_URL}/.well-known/oauth-protected-resource/mcp", scope="counter:write"`);
+    expect(challenge.headers['www-authenticate']).toBe(
+      `Bearer realm="toolport", resource_metadata="${PUBLIC_URL}/.well-known/oauth-protected-resource/mcp", scope="counter:write"`,
+    );
   });
 
   it('answers insufficient_scope on /mcp with WWW-Authenticate for a step-up', async () => {

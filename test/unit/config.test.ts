@@ -166,7 +166,9 @@ describe('secretText (<VAR>_FILE)', () => {
 describe('identity variables', () => {
   it('reads AUTH_ISSUER, PUBLIC_URL (without a trailing slash), AUTH_AUDIENCE and AUTH_GROUPS_CLAIM', () => {
     expect(loadConfig({})).toMatchObject({ authIssuer: null, publicUrl: null, authAudience: null, authGroupsClaim: 'groups' });
-    expect(loadConfig({ AUTH_ISSUER: 'https://sso.example/realms/a', PUBLIC_URL: 'https://tools.example/', AUTH_GROUPS_CLAIM: 'realm_access.roles' })).toMatchObject({
+    expect(
+      loadConfig({ AUTH_ISSUER: 'https://sso.example/realms/a', PUBLIC_URL: 'https://tools.example/', AUTH_GROUPS_CLAIM: 'realm_access.roles' }),
+    ).toMatchObject({
       authIssuer: 'https://sso.example/realms/a',
       publicUrl: 'https://tools.example',
       authGroupsClaim: 'realm_access.roles',

@@ -58,7 +58,11 @@ describe('docker-compose.yml', async () => {
   it('builds toolport from the Dockerfile, on Redis once it is healthy, with a plugin, API keys and /plugins mounted', () => {
     expect(toolport!.build).toBe('.');
     expect(toolport!.depends_on).toEqual({ redis: { condition: 'service_healthy' } });
-    expect(toolport!.environment).toMatchObject({ REDIS_URL: 'redis://redis:6379', API_KEYS_FILE: '/config/api-keys.yaml', TOOL_PLUGINS: 'examples/plugins/calculator.ts' });
+    expect(toolport!.environment).toMatchObject({
+      REDIS_URL: 'redis://redis:6379',
+      API_KEYS_FILE: '/config/api-keys.yaml',
+      TOOL_PLUGINS: 'examples/plugins/calculator.ts',
+    });
     expect(toolport!.healthcheck!.test.join(' ')).toContain('/healthz');
     expect(toolport!.volumes).toContain('./deploy/plugins:/plugins:ro');
     for (const mount of toolport!.volumes!.filter((v) => v.startsWith('./'))) {
@@ -74,7 +78,7 @@ describe('docker-compose.yml', async () => {
     expect(file.http).toEqual([]);
   });
 
-  it("hands Prometheus its scrape key as a Docker secret from the environment, never a literal in a file", async () => {
+  it('hands Prometheus its scrape key as a Docker secret from the environment, never a literal in a file', async () => {
     const services = compose.services as Record<string, Service & { secrets?: string[] }>;
     const secrets = (compose as unknown as { secrets: Record<string, { environment?: string; file?: string }> }).secrets;
     expect(services.prometheus!.secrets).toEqual(['toolport_metrics_key']);
@@ -105,7 +109,10 @@ describe('docker-compose.yml', async () => {
 
   it('names in .env.example every variable it reads, with the same defaults', async () => {
     const example = Object.fromEntries(
-      (await read('.env.example')).split('\n').filter((line) => /^[A-Z_]+=/.test(line)).map((line) => [line.split('=')[0]!, line.slice(line.indexOf('=') + 1)]),
+      (await read('.env.example'))
+        .split('\n')
+        .filter((line) => /^[A-Z_]+=/.test(line))
+        .map((line) => [line.split('=')[0]!, line.slice(line.indexOf('=') + 1)]),
     );
     const used = [...text.matchAll(/\$\{([A-Z_]+):-([^}]*)\}/g)];
     expect(used.length).toBeGreaterThan(5);
@@ -120,7 +127,12 @@ describe('deploy/ configuration', () => {
       model_list: { litellm_params: { api_key: string } }[];
       mcp_servers: Record<string, { url: string; transport: string; auth_type: string; auth_value: string }>;
     };
-    expect(config.mcp_servers.toolport).toMatchObject({ url: 'http://toolport:8080/mcp', transport: 'http', auth_type: 'bearer_token', auth_value: 'os.environ/TOOLPORT_API_KEY' });
+    expect(config.mcp_servers.toolport).toMatchObject({
+      url: 'http://toolport:8080/mcp',
+      transport: 'http',
+      auth_type: 'bearer_token',
+      auth_value: 'os.environ/TOOLPORT_API_KEY',
+    });
     expect(config.model_list.every((m) => m.litellm_params.api_key.startsWith('os.environ/'))).toBe(true);
     const keys = ApiKeys.load(path.join(ROOT, 'deploy/toolport/api-keys.yaml'));
     expect(keys.authenticate('tp-litellm-change-me')?.id).toBe('litellm');
@@ -151,12 +163,21 @@ describe('Dockerfile', async () => {
   it('serves from a clean copy after its own install command, with its own start command', async () => {
     const copy = await mkdtemp(path.join(tmpdir(), 'toolport-image-'));
     try {
-      for (const entry of ['package.json', 'package-lock.json', 'src', 'examples', 'deploy']) await cp(path.join(ROOT, entry), path.join(copy, entry), { recursive: true });
+      for (const entry of ['package.json', 'package-lock.json', 'src', 'examples', 'deploy'])
+        await cp(path.join(ROOT, entry), path.join(copy, entry), { recursive: true });
       await execFileAsync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund'], { cwd: copy, timeout: 170_000 });
       expect(existsSync(path.join(copy, 'node_modules/vitest'))).toBe(false);
       const cmd = JSON.parse(instructions.find((line) => line.startsWith('CMD '))!.slice(4)) as string[];
       const [port] = await freePorts(1);
-      const env = { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), NODE_ENV: 'production', LOG_LEVEL: 'warn', TOOL_PLUGINS: 'examples/plugins/calculator.ts', API_KEYS_FILE: 'deploy/toolport/api-keys.yaml' };
+      const env = {
+        PATH: process.env.PATH ?? '',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'warn',
+        TOOL_PLUGINS: 'examples/plugins/calculator.ts',
+        API_KEYS_FILE: 'deploy/toolport/api-keys.yaml',
+      };
       const child = startChild('toolport (production install)', cmd[0] === 'node' ? process.execPath : cmd[0]!, cmd.slice(1), { cwd: copy, env });
       const base = `http://127.0.0.1:${port}`;
       await waitUntilReady(child, 'GET /healthz → 200', async () => (await fetch(`${base}/healthz`)).ok);

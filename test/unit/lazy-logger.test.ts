@@ -35,7 +35,11 @@ describe('LazyChildLogger', () => {
     lazy.error(new Error('boom'));
     lazy.info('third');
     expect(children()).toBe(1);
-    expect(lines.map((l) => [l.reqId, l.msg])).toEqual([['r2', 'first'], ['r2', 'boom'], ['r2', 'third']]);
+    expect(lines.map((l) => [l.reqId, l.msg])).toEqual([
+      ['r2', 'first'],
+      ['r2', 'boom'],
+      ['r2', 'third'],
+    ]);
     expect(lines[0]!.a).toBe(1);
   });
 

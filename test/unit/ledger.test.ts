@@ -90,7 +90,7 @@ describe.each(ledgers)('%s ledger', (_name, make) => {
     expect(await ledger.complete(labels, 'slow', effectFor(k), 60)).toBe(true);
     const outcome = await ledger.begin(request(k, 'retry'));
     expect(outcome.kind).toBe('replay');
-    expect((await ledger.complete(labels, 'late-other', effectFor(k), 60))).toBe(false);
+    expect(await ledger.complete(labels, 'late-other', effectFor(k), 60)).toBe(false);
   });
 
   it('frees the key on abort, only for the token holding it, and never drops a record', async () => {

@@ -8,13 +8,16 @@ import { describe, expect, it } from 'vitest';
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 const MAX_FUNCTION_LINES = 100;
 const MAX_FILE_LINES = 350;
-/** Today's offenders and their size: each may shrink, none may grow, and no new one may appear. */
+/** Today's offenders and their size (as formatted by Prettier): each may shrink, none may grow, and no new one may appear. */
 const KNOWN: Record<string, number> = {
-  'app.ts buildApp': 171,
-  'routes/mcp.ts mcpRoutes': 200,
-  'routes/connections.ts connectionRoutes': 171,
-  'routes/approvals.ts approvalRoutes': 101,
-  'tasks/runner.ts': 399,
+  'app.ts buildApp': 193,
+  'routes/mcp.ts': 377,
+  'routes/mcp.ts mcpRoutes': 255,
+  'routes/mcp.ts <anonymous:245>': 105,
+  'routes/connections.ts connectionRoutes': 201,
+  'routes/approvals.ts approvalRoutes': 121,
+  'tasks/runner.ts': 415,
+  'tools/registry.ts': 364,
 };
 
 function sourceFiles(dir: string): string[] {

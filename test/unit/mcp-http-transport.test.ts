@@ -60,7 +60,9 @@ const request = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: '
 describe('the Streamable HTTP client transport on undici', () => {
   it('reads an SSE answer cut anywhere, even inside a character, and keeps the session and headers', async () => {
     const text = 'grüße ✓ — ünïcode';
-    const events = `: comment\n\nevent: message\nid: 1\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: 1 } })}\n\n` + `data: ${JSON.stringify({ jsonrpc: '2.0', id: 7, result: { text } })}\n\n`;
+    const events =
+      `: comment\n\nevent: message\nid: 1\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: 1 } })}\n\n` +
+      `data: ${JSON.stringify({ jsonrpc: '2.0', id: 7, result: { text } })}\n\n`;
     const bytes = Buffer.from(events, 'utf8');
     handler = (_request, _body, response) => {
       response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'mcp-session-id': 'session-1' });
@@ -75,7 +77,12 @@ describe('the Streamable HTTP client transport on undici', () => {
     await until(() => messages.length === 2);
     expect(messages[1]).toEqual({ jsonrpc: '2.0', id: 7, result: { text } });
     expect(made.sessionId).toBe('session-1');
-    expect(seen[0]!.headers).toMatchObject({ 'x-token': 'abc', accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-11-25' });
+    expect(seen[0]!.headers).toMatchObject({
+      'x-token': 'abc',
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-protocol-version': '2025-11-25',
+    });
     await made.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } });
     expect(seen[1]!.headers['mcp-session-id']).toBe('session-1');
     expect(errors).toEqual([]);
@@ -83,7 +90,8 @@ describe('the Streamable HTTP client transport on undici', () => {
   });
 
   it('reads a JSON answer, and fails on a redirect or an error status without following it', async () => {
-    handler = (_request, _body, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 7, result: {} }));
+    handler = (_request, _body, response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 7, result: {} }));
     const { transport: made, messages, errors } = await transport();
     await made.send(request);
     expect(messages).toEqual([{ jsonrpc: '2.0', id: 7, result: {} }]);

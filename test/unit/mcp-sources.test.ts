@@ -5,7 +5,17 @@ import { toolResultOf, upstreamDefinition } from '../../src/sources/mcp/definiti
 import type { ToolsFile } from '../../src/sources/tools-file.ts';
 import { ToolFailure } from '../../src/tools/failure.ts';
 
-const file: ToolsFile = { path: '/etc/toolport/tools.yaml', folder: '/etc/toolport', plugins: [], http: [], openapi: [], mcp: [], credentials: null, policy: [], toolsets: undefined };
+const file: ToolsFile = {
+  path: '/etc/toolport/tools.yaml',
+  folder: '/etc/toolport',
+  plugins: [],
+  http: [],
+  openapi: [],
+  mcp: [],
+  credentials: null,
+  policy: [],
+  toolsets: undefined,
+};
 const read = (value: Record<string, unknown>) => readMcpEntry({ where: 'mcp[0]', value }, file);
 const problem = (value: Record<string, unknown>) => {
   try {
@@ -24,7 +34,13 @@ describe('mcp entries', () => {
       server: { kind: 'stdio', command: 'npx', args: ['-y', 'x'], env: { A: '1' }, cwd: '/etc/toolport/data' },
       pin: true,
     });
-    const http = read({ source: 'search', url: 'http://search:3000/mcp', headers: { Authorization: 'Bearer t' }, timeout_ms: 500, tools: { find: { idempotency: { strategy: 'auto' } } } });
+    const http = read({
+      source: 'search',
+      url: 'http://search:3000/mcp',
+      headers: { Authorization: 'Bearer t' },
+      timeout_ms: 500,
+      tools: { find: { idempotency: { strategy: 'auto' } } },
+    });
     expect(http).toMatchObject({ server: { kind: 'http', headers: { Authorization: 'Bearer t' } }, pin: false, defaults: { timeout_ms: 500 } });
     expect(http.tools.get('find')).toEqual({ idempotency: { strategy: 'auto' } });
   });
@@ -37,7 +53,8 @@ describe('mcp entries', () => {
     expect(problem({ source: 'files', command: 'npx', headers: { a: 'b' } })).toMatch(/headers belong to a url server/);
     expect(problem({ source: 'files', command: 'npx', idempotency: { strategy: 'custom' } })).toMatch(/custom/);
     expect(problem({ source: 'files', command: 'npx', tools: { read: { retries: 3 } } })).toMatch(/tools\.read\.retries is not one of/);
-    for (const message of [problem({ source: 'files', command: 'npx', args: 'x' }), problem({ source: 'files', command: 'npx', timeout_ms: 0 })]) expect(message).not.toContain('\n');
+    for (const message of [problem({ source: 'files', command: 'npx', args: 'x' }), problem({ source: 'files', command: 'npx', timeout_ms: 0 })])
+      expect(message).not.toContain('\n');
   });
 });
 
@@ -66,9 +83,21 @@ describe('upstream tools and results', () => {
   });
 
   it('maps structuredContent to value, text to message, other blocks to attachments', () => {
-    expect(toolResultOf({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }, 't')).toEqual({ message: 'a\nb', value: null });
+    expect(
+      toolResultOf(
+        {
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
+        't',
+      ),
+    ).toEqual({ message: 'a\nb', value: null });
     expect(toolResultOf({ content: [{ type: 'text', text: 'done' }], structuredContent: { n: 1 } }, 't')).toEqual({ message: 'done', value: { n: 1 } });
-    expect(toolResultOf({ content: [{ type: 'text', text: '{"n": 1}' }], structuredContent: { n: 1 } }, 't')).toMatchObject({ exclude_value_from_context: true });
+    expect(toolResultOf({ content: [{ type: 'text', text: '{"n": 1}' }], structuredContent: { n: 1 } }, 't')).toMatchObject({
+      exclude_value_from_context: true,
+    });
     const image = { type: 'image', data: 'AAAA', mimeType: 'image/png' } as const;
     expect(toolResultOf({ content: [image] }, 't')).toEqual({ message: '', value: null, attachments: [image] });
   });

@@ -43,15 +43,28 @@ const document31 = {
       post: {
         operationId: LONG_ID,
         description: `${'A very long description. '.repeat(12)}`,
-        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } } },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } },
+        },
         responses: { '201': { description: 'made' } },
       },
     },
-    '/upload': { put: { operationId: 'upload', requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string' } } } }, responses: { '204': { description: 'ok' } } } },
+    '/upload': {
+      put: {
+        operationId: 'upload',
+        requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string' } } } },
+        responses: { '204': { description: 'ok' } },
+      },
+    },
   },
   components: {
     schemas: {
-      Node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } }, 'x-internal': true },
+      Node: {
+        type: 'object',
+        properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } },
+        'x-internal': true,
+      },
     },
   },
 };
@@ -63,7 +76,14 @@ describe('OpenAPI 3.1 document', () => {
     const registry = new ToolRegistry();
     const log = pino({ level: 'silent' });
     const store = await createStore(loadConfig({ LOG_LEVEL: 'silent' }), log);
-    const sources = await loadToolSources({ registry, file: join(folder, 'tools.yaml'), log, store, provenance: new Provenance(store, registry, log), version: 'test' });
+    const sources = await loadToolSources({
+      registry,
+      file: join(folder, 'tools.yaml'),
+      log,
+      store,
+      provenance: new Provenance(store, registry, log),
+      version: 'test',
+    });
     await sources.close();
     await store.close();
     const names = registry.list().map((t) => t.name);
@@ -86,7 +106,16 @@ describe('OpenAPI 3.1 document', () => {
 describe('OpenAPI 3.0 schemas', () => {
   it('turns nullable, boolean exclusive bounds and documentation keywords into strict JSON Schema', () => {
     expect(
-      toJsonSchema({ type: 'integer', nullable: true, minimum: 1, exclusiveMinimum: true, example: 3, xml: { name: 'n' }, 'x-go-type': 'int', format: 'int64' }),
+      toJsonSchema({
+        type: 'integer',
+        nullable: true,
+        minimum: 1,
+        exclusiveMinimum: true,
+        example: 3,
+        xml: { name: 'n' },
+        'x-go-type': 'int',
+        format: 'int64',
+      }),
     ).toEqual({ type: ['integer', 'null'], exclusiveMinimum: 1, format: 'int64' });
     expect(toJsonSchema({ properties: { a: { type: 'string', format: 'made-up' } }, discriminator: { propertyName: 'a' } })).toEqual({
       type: 'object',
@@ -119,7 +148,14 @@ describe('requests built from arguments', () => {
   });
 
   it('encodes path values as one segment and queries pair by pair', () => {
-    const built = buildRequest('t', operation!, { path: '../etc/passwd?x=1#y', version: 2, tags: ['a b', 'c&d'], ids: [1, 2], filter: { kind: 'x' }, 'X-Tag': 'v' });
+    const built = buildRequest('t', operation!, {
+      path: '../etc/passwd?x=1#y',
+      version: 2,
+      tags: ['a b', 'c&d'],
+      ids: [1, 2],
+      filter: { kind: 'x' },
+      'X-Tag': 'v',
+    });
     expect(built.path).toBe('/files/..%2Fetc%2Fpasswd%3Fx%3D1%23y/v/2?tags=a%20b&tags=c%26d&ids=1%2C2&filter%5Bkind%5D=x');
     expect(built.headers).toEqual({ 'x-tag': 'v' });
     expect(built.body).toBeNull();

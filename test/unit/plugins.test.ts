@@ -24,7 +24,12 @@ describe('loadPlugins', () => {
   it('loads the example calculator plugin by a path relative to the working directory', async () => {
     const registry = new ToolRegistry();
     await loadPlugins(registry, ['examples/plugins/calculator.ts'], ROOT);
-    expect(registry.list().map((t) => t.name).sort()).toEqual(['add', 'divide']);
+    expect(
+      registry
+        .list()
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(['add', 'divide']);
     expect(registry.get('add')?.source).toBe('examples/plugins/calculator.ts');
   });
 

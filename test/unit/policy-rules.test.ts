@@ -7,15 +7,42 @@ import { ToolRegistry } from '../../src/tools/registry.ts';
 import { ok } from '../../src/tools/define.ts';
 
 const file = '/etc/toolport/tools.yaml';
-const compile = (...rules: unknown[]) => compileRules(file, rules.map((value, i) => ({ where: `policy[${i}]`, value })));
+const compile = (...rules: unknown[]) =>
+  compileRules(
+    file,
+    rules.map((value, i) => ({ where: `policy[${i}]`, value })),
+  );
 
 function gateOf(...rules: unknown[]) {
   const registry = new ToolRegistry();
-  registry.registerTool({ name: 'pay', description: 'Pay.', parameters: { type: 'object', properties: { amount: { type: 'number' }, to: { type: 'object' } } }, annotations: { destructive: true }, handler: () => ok(null) });
-  registry.registerTool({ name: 'asked', description: 'Asks.', parameters: { type: 'object', properties: {} }, approval: { approvers: ['finance'], ttl_s: 60 }, handler: () => ok(null) });
+  registry.registerTool({
+    name: 'pay',
+    description: 'Pay.',
+    parameters: { type: 'object', properties: { amount: { type: 'number' }, to: { type: 'object' } } },
+    annotations: { destructive: true },
+    handler: () => ok(null),
+  });
+  registry.registerTool({
+    name: 'asked',
+    description: 'Asks.',
+    parameters: { type: 'object', properties: {} },
+    approval: { approvers: ['finance'], ttl_s: 60 },
+    handler: () => ok(null),
+  });
   const gate = new PolicyGate(compile(...rules), {} as Approvals, 1000);
-  const match = (name: string, args: Record<string, unknown>, principal: { id: string; groups?: string[]; admin?: boolean } | null = null, session: string | null = null) =>
-    gate.match(registry.get(name)!, args, principal === null ? null : { user: null, scopes: [], groups: [], admin: false, ...principal }, principal?.id ?? null, session);
+  const match = (
+    name: string,
+    args: Record<string, unknown>,
+    principal: { id: string; groups?: string[]; admin?: boolean } | null = null,
+    session: string | null = null,
+  ) =>
+    gate.match(
+      registry.get(name)!,
+      args,
+      principal === null ? null : { user: null, scopes: [], groups: [], admin: false, ...principal },
+      principal?.id ?? null,
+      session,
+    );
   return match;
 }
 

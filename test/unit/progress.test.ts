@@ -15,7 +15,10 @@ describe('ProgressThrottle', () => {
     throttle.report(0.5, 10);
     throttle.report(Number.NaN, 10);
     throttle.report(2, Number.POSITIVE_INFINITY);
-    expect(sent).toEqual([{ done: 1, total: 10 }, { done: 2, total: undefined }]);
+    expect(sent).toEqual([
+      { done: 1, total: 10 },
+      { done: 2, total: undefined },
+    ]);
   });
 
   it('sends at most one report per interval, the latest one, and flushes the held-back one', async () => {

@@ -185,7 +185,11 @@ describe('ToolRegistry: refusing a bad definition names the module and the tool'
   });
 
   it.each([
-    ['strategy "params" without param_keys', { strategy: 'params' }, /param_keys is required with strategy "params": list the parameters that identify the call/],
+    [
+      'strategy "params" without param_keys',
+      { strategy: 'params' },
+      /param_keys is required with strategy "params": list the parameters that identify the call/,
+    ],
     ['param_keys naming an undeclared property', { strategy: 'params', param_keys: ['id', 'nope'] }, /param_keys/],
     ['strategy "custom" without a key function', { strategy: 'custom' }, /key/],
     ['ttl_s 0', { strategy: 'auto', ttl_s: 0 }, /ttl_s/],
@@ -313,9 +317,7 @@ describe('ToolRegistry: undeclared properties are refused unless the schema says
   });
 
   it('keeps additionalProperties: true when the schema allows any extra property', () => {
-    const found = registered(
-      tool({ name: 'open', parameters: { type: 'object', properties: { id: { type: 'string' } }, additionalProperties: true } }),
-    );
+    const found = registered(tool({ name: 'open', parameters: { type: 'object', properties: { id: { type: 'string' } }, additionalProperties: true } }));
     expect(found.validateParams({ id: 'a', anything: [1, 2] })).toBe(true);
   });
 
@@ -385,9 +387,7 @@ describe('ToolRegistry: arguments are validated without coercion', () => {
   });
 
   it('neither fills in defaults nor strips undeclared properties', () => {
-    const found = registered(
-      tool({ name: 'defaults', parameters: { type: 'object', properties: { limit: { type: 'number', default: 10 } } } }),
-    );
+    const found = registered(tool({ name: 'defaults', parameters: { type: 'object', properties: { limit: { type: 'number', default: 10 } } } }));
     const empty = {};
     expect(found.validateParams(empty)).toBe(true);
     expect(empty).toEqual({});

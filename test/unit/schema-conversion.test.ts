@@ -23,10 +23,14 @@ describe('OpenAI strict mode', () => {
   });
 
   it('refuses an optional property, an open object, or a nested object that is either', () => {
-    expect(qualifiesForStrict({ type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a'], additionalProperties: false })).toBe(false);
+    expect(
+      qualifiesForStrict({ type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a'], additionalProperties: false }),
+    ).toBe(false);
     expect(qualifiesForStrict({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] })).toBe(false);
     expect(qualifiesForStrict(closed({ p: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'] } }))).toBe(false);
-    expect(qualifiesForStrict(closed({ list: { type: 'array', items: { type: 'object', properties: { x: { type: 'number' } }, additionalProperties: false } } }))).toBe(false);
+    expect(
+      qualifiesForStrict(closed({ list: { type: 'array', items: { type: 'object', properties: { x: { type: 'number' } }, additionalProperties: false } } })),
+    ).toBe(false);
   });
 
   it('refuses keywords strict mode does not support', () => {
@@ -106,7 +110,10 @@ describe('Gemini schema subset', () => {
   });
 
   it('turns a recursive reference into an object of any shape instead of looping', () => {
-    const schema = closed({ tree: { $ref: '#/$defs/node' } }, { $defs: { node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/$defs/node' } } } } } });
+    const schema = closed(
+      { tree: { $ref: '#/$defs/node' } },
+      { $defs: { node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/$defs/node' } } } } } },
+    );
     expect(toGeminiSchema(schema).properties?.tree).toEqual({ type: 'OBJECT', properties: { children: { type: 'ARRAY', items: { type: 'OBJECT' } } } });
   });
 });

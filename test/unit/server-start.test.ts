@@ -60,7 +60,10 @@ async function freePort(): Promise<number> {
 
 async function waitUntilHealthy(url: string, exited: Promise<Exit>): Promise<Response> {
   let gaveUp = false;
-  void exited.then(() => (gaveUp = true), () => (gaveUp = true));
+  void exited.then(
+    () => (gaveUp = true),
+    () => (gaveUp = true),
+  );
   const until = Date.now() + EXIT_WITHIN_MS;
   while (!gaveUp && Date.now() < until) {
     try {
@@ -143,7 +146,13 @@ describe('server start', () => {
   it('exits 1 when calls are still running after SHUTDOWN_GRACE_MS', async () => {
     const port = await freePort();
     const marks = slowOpMarks();
-    const { child, exited } = startServer({ PORT: String(port), LOG_LEVEL: 'silent', TOOL_PLUGINS: 'test/unit/fixtures/slow-plugin.ts', SHUTDOWN_GRACE_MS: '300', SLOW_OP_MARKS: marks });
+    const { child, exited } = startServer({
+      PORT: String(port),
+      LOG_LEVEL: 'silent',
+      TOOL_PLUGINS: 'test/unit/fixtures/slow-plugin.ts',
+      SHUTDOWN_GRACE_MS: '300',
+      SLOW_OP_MARKS: marks,
+    });
     const base = `http://127.0.0.1:${port}`;
     await waitUntilHealthy(`${base}/healthz`, exited);
     const call = fetch(`${base}/tools/invoke`, {

@@ -73,7 +73,9 @@ describe('TOOLS_FILE', () => {
     expect(await startFailure(join(folder, 'nowhere.yaml'))).toMatch(/TOOLS_FILE .*nowhere\.yaml: cannot be read: no such file/);
     expect(await startFailure(await fileWith('bad.yaml', 'http: [\n  - a: b\n'))).toMatch(/bad\.yaml: not valid YAML: /);
     expect(await startFailure(await fileWith('bad.json', '{"http": [}'))).toMatch(/bad\.json: not valid JSON: /);
-    expect(await startFailure(await fileWith('list.yaml', '- a\n- b\n'))).toMatch(/list\.yaml: must be a mapping with any of the sections plugins, http, openapi, mcp/);
+    expect(await startFailure(await fileWith('list.yaml', '- a\n- b\n'))).toMatch(
+      /list\.yaml: must be a mapping with any of the sections plugins, http, openapi, mcp/,
+    );
     expect(await startFailure(await fileWith('section.yaml', 'htttp: []\n'))).toMatch(/section\.yaml: unknown section "htttp"/);
     expect(await startFailure(await fileWith('notlist.yaml', 'http: {name: a}\n'))).toMatch(/notlist\.yaml: http must be a list/);
     expect(await startFailure(await fileWith('dupkey.yaml', 'http: []\nhttp: []\n'))).toMatch(/dupkey\.yaml: not valid YAML: .*unique/i);
@@ -81,30 +83,49 @@ describe('TOOLS_FILE', () => {
 
   it('stops the start naming the entry and the field of a bad HTTP tool', async () => {
     const env = { WEATHER_TOKEN: 't' };
-    expect(await startFailure(await fileWith('typo.yaml', weather('    timeout: 5000')), env)).toMatch(/typo\.yaml: http\[0\] "weather_now": unknown key "timeout"/);
+    expect(await startFailure(await fileWith('typo.yaml', weather('    timeout: 5000')), env)).toMatch(
+      /typo\.yaml: http\[0\] "weather_now": unknown key "timeout"/,
+    );
     const noUrl = await fileWith('nourl.yaml', 'http:\n  - {name: a, description: d, parameters: {type: object}, endpoint: {url: "ftp://x/y"}}\n');
     expect(await startFailure(noUrl)).toMatch(/nourl\.yaml: http\[0\] "a": endpoint: url must be an http\(s\) URL, got "ftp:"/);
     const get = await fileWith('get.yaml', 'http:\n  - {name: a, description: d, parameters: {type: object}, endpoint: {url: "http://x/y", method: GET}}\n');
     expect(await startFailure(get)).toMatch(/get\.yaml: http\[0\] "a": endpoint: method must be one of POST, PUT, PATCH/);
     const badName = await fileWith('name.yaml', 'http:\n  - {name: "Bad Name", description: d, parameters: {type: object}, endpoint: {url: "http://x/y"}}\n');
     expect(await startFailure(badName)).toMatch(/name\.yaml: http\[0\]: tool "Bad Name": name must match/);
-    const custom = await fileWith('custom.yaml', 'http:\n  - {name: a, description: d, parameters: {type: object}, endpoint: {url: "http://x/y"}, idempotency: {strategy: custom}}\n');
+    const custom = await fileWith(
+      'custom.yaml',
+      'http:\n  - {name: a, description: d, parameters: {type: object}, endpoint: {url: "http://x/y"}, idempotency: {strategy: custom}}\n',
+    );
     expect(await startFailure(custom)).toMatch(/custom\.yaml: http\[0\] "a": idempotency.strategy "custom" needs a key function/);
   });
 
   it('stops the start when two sources produce one name, naming both', async () => {
-    const path = await fileWith('clash.yaml', `${weather()}  - name: weather_now\n    description: again\n    parameters: {type: object}\n    endpoint: {url: "http://x/y"}\n`);
-    expect(await startFailure(path, { WEATHER_TOKEN: 't' })).toMatch(/clash\.yaml: http\[1\]: tool "weather_now": name is already taken by TOOLS_FILE .*clash\.yaml: http\[0\]/);
+    const path = await fileWith(
+      'clash.yaml',
+      `${weather()}  - name: weather_now\n    description: again\n    parameters: {type: object}\n    endpoint: {url: "http://x/y"}\n`,
+    );
+    expect(await startFailure(path, { WEATHER_TOKEN: 't' })).toMatch(
+      /clash\.yaml: http\[1\]: tool "weather_now": name is already taken by TOOLS_FILE .*clash\.yaml: http\[0\]/,
+    );
   });
 
   it('checks every openapi and mcp source name: valid, unique, and an MCP server names one transport', async () => {
-    expect(await startFailure(await fileWith('src1.yaml', 'mcp:\n  - {source: "Files!", command: npx}\n'))).toMatch(/src1\.yaml: mcp\[0\] "Files!": source must match/);
-    expect(await startFailure(await fileWith('src2.yaml', 'openapi:\n  - {source: pets, spec: ./a.yaml}\nmcp:\n  - {source: pets, url: "http://x/mcp"}\n'))).toMatch(/src2\.yaml: mcp\[0\] "pets": source "pets" is already used by openapi\[0\]/);
-    expect(await startFailure(await fileWith('src3.yaml', 'mcp:\n  - {source: files, command: npx, url: "http://x/mcp"}\n'))).toMatch(/src3\.yaml: mcp\[0\] "files": an MCP server needs exactly one of command/);
+    expect(await startFailure(await fileWith('src1.yaml', 'mcp:\n  - {source: "Files!", command: npx}\n'))).toMatch(
+      /src1\.yaml: mcp\[0\] "Files!": source must match/,
+    );
+    expect(
+      await startFailure(await fileWith('src2.yaml', 'openapi:\n  - {source: pets, spec: ./a.yaml}\nmcp:\n  - {source: pets, url: "http://x/mcp"}\n')),
+    ).toMatch(/src2\.yaml: mcp\[0\] "pets": source "pets" is already used by openapi\[0\]/);
+    expect(await startFailure(await fileWith('src3.yaml', 'mcp:\n  - {source: files, command: npx, url: "http://x/mcp"}\n'))).toMatch(
+      /src3\.yaml: mcp\[0\] "files": an MCP server needs exactly one of command/,
+    );
   });
 
   it('loads plugins listed in the file, resolved from the file folder', async () => {
-    await writeFile(join(folder, 'one.mjs'), "export default {name: 'one_tool', description: 'One.', parameters: {type: 'object'}, handler: () => ({message: 'one'})};\n");
+    await writeFile(
+      join(folder, 'one.mjs'),
+      "export default {name: 'one_tool', description: 'One.', parameters: {type: 'object'}, handler: () => ({message: 'one'})};\n",
+    );
     const path = await fileWith('plugins.yaml', 'plugins: [./one.mjs]\n');
     const registry = new ToolRegistry();
     const sources = await loadToolSources({ registry, file: path, log: silent, env: {}, ...(await sourceDeps(registry)) });

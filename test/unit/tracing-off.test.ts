@@ -11,7 +11,11 @@ const execFileAsync = promisify(execFile);
 /** Runs the fixture in a fresh process with `env` (and none of this process's OTEL_* variables). */
 async function loadedModules(env: Record<string, string>): Promise<{ status: number; sdkModules: number }> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
-  const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', 'test/fixtures/opentelemetry-loaded.ts'], { cwd: ROOT, env: { ...base, ...env }, timeout: 60_000 });
+  const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', 'test/fixtures/opentelemetry-loaded.ts'], {
+    cwd: ROOT,
+    env: { ...base, ...env },
+    timeout: 60_000,
+  });
   return JSON.parse(stdout) as { status: number; sdkModules: number };
 }
 
@@ -19,7 +23,11 @@ describe('tracing off', () => {
   it('loads no module of the OpenTelemetry SDK when no exporter endpoint is set, and loads the SDK when one is', async () => {
     expect(await loadedModules({})).toEqual({ status: 200, sdkModules: 0 });
     // An endpoint nobody listens on: the call still answers, and the SDK is there.
-    const traced = await loadedModules({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_BSP_EXPORT_TIMEOUT: '500', OTEL_EXPORTER_OTLP_TIMEOUT: '500' });
+    const traced = await loadedModules({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+      OTEL_BSP_EXPORT_TIMEOUT: '500',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '500',
+    });
     expect(traced.status).toBe(200);
     expect(traced.sdkModules).toBeGreaterThan(10);
   }, 60_000);

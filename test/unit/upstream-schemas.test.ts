@@ -62,9 +62,9 @@ describe('upstream schemas', () => {
 
   it('leaves out an upstream tool whose parameters cannot compile, naming the pattern', () => {
     const registry = new ToolRegistry();
-    expect(() => registry.registerTool(define('bad', { type: 'object', properties: { q: { type: 'string', pattern: '([a-' } } }), { schemas: 'upstream' })).toThrow(
-      /parameters schema does not compile: pattern/,
-    );
+    expect(() =>
+      registry.registerTool(define('bad', { type: 'object', properties: { q: { type: 'string', pattern: '([a-' } } }), { schemas: 'upstream' }),
+    ).toThrow(/parameters schema does not compile: pattern/);
     expect(registry.get('bad')).toBeUndefined();
   });
 });

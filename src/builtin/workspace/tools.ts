@@ -151,7 +151,8 @@ function writeTool(root: string): ToolDefinition<{ path: string; content: string
     handler: ({ path: given, content, mode = 'create' }) =>
       guarded(async () => {
         const size = Buffer.byteLength(content, 'utf8');
-        if (size > WRITE_MAX_BYTES) return error(`Refused: the content is ${size} bytes, more than the limit of ${WRITE_MAX_BYTES}. Write it in smaller files.`);
+        if (size > WRITE_MAX_BYTES)
+          return error(`Refused: the content is ${size} bytes, more than the limit of ${WRITE_MAX_BYTES}. Write it in smaller files.`);
         const target = await resolveInside(root, given);
         if (target.relative === '.') return error('Refused: give the path of a file, not the workspace root.');
         if (target.exists) {
@@ -171,7 +172,8 @@ function writeTool(root: string): ToolDefinition<{ path: string; content: string
           if (mode === 'create') await link(temp, target.absolute);
           else await rename(temp, target.absolute);
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'EEXIST') return error(`Refused: "${target.relative}" already exists. Use mode "overwrite" to replace it.`);
+          if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+            return error(`Refused: "${target.relative}" already exists. Use mode "overwrite" to replace it.`);
           throw err;
         } finally {
           await unlink(temp).catch(() => undefined);

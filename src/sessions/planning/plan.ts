@@ -79,11 +79,7 @@ export async function addSteps(session: SessionHandle, titles: readonly string[]
   return { ok: true, value: steps, head: next };
 }
 
-export async function updateStep(
-  session: SessionHandle,
-  stepId: number,
-  change: { title?: string; status?: StepStatus },
-): Promise<PlanChange<PlanStep>> {
+export async function updateStep(session: SessionHandle, stepId: number, change: { title?: string; status?: StepStatus }): Promise<PlanChange<PlanStep>> {
   const [headRead, stepRead] = await session.getMany([HEAD_KEY, stepKey(stepId)]);
   const head = headRead as PlanHead | undefined;
   const step = stepRead as PlanStep | undefined;

@@ -15,7 +15,19 @@ import { connectionFailure, endpointOf } from '../upstream/endpoint.ts';
 import { addCredentialHeaders, credentialHeaders, type CredentialHeaders } from '../upstream/credentials.ts';
 import { readCredentialUse } from '../credentials.ts';
 
-const ENTRY_KEYS = ['name', 'description', 'parameters', 'result', 'examples', 'idempotency', 'annotations', 'timeout_ms', 'endpoint', 'max_response_bytes', 'auth'];
+const ENTRY_KEYS = [
+  'name',
+  'description',
+  'parameters',
+  'result',
+  'examples',
+  'idempotency',
+  'annotations',
+  'timeout_ms',
+  'endpoint',
+  'max_response_bytes',
+  'auth',
+];
 const ENDPOINT_KEYS = ['url', 'method', 'headers'];
 /** Methods that carry the arguments as a JSON body. */
 const METHODS = ['POST', 'PUT', 'PATCH'];

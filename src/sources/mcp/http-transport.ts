@@ -42,7 +42,11 @@ interface StreamOptions {
   replayId?: string | number;
 }
 
-const mediaType = (header: string | string[] | undefined) => String(header ?? '').split(';')[0]!.trim().toLowerCase();
+const mediaType = (header: string | string[] | undefined) =>
+  String(header ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 function isMessage(value: unknown): value is JSONRPCMessage {
@@ -102,7 +106,9 @@ export class UndiciStreamableHttpTransport implements Transport {
     try {
       if (options?.resumptionToken !== undefined) {
         const replayId = !Array.isArray(message) && 'method' in message && 'id' in message ? message.id : undefined;
-        this.#openGetStream(options.resumptionToken, { reconnectable: true, ...(replayId !== undefined && { replayId }) }).catch((err: Error) => this.onerror?.(err));
+        this.#openGetStream(options.resumptionToken, { reconnectable: true, ...(replayId !== undefined && { replayId }) }).catch((err: Error) =>
+          this.onerror?.(err),
+        );
         return;
       }
       const response = await this.#agent.request({
@@ -117,7 +123,10 @@ export class UndiciStreamableHttpTransport implements Transport {
       const { statusCode, body } = response;
       if (statusCode < 200 || statusCode > 299) {
         const text = await errorText(body);
-        throw new StreamableHTTPError(statusCode, `Error POSTing to endpoint: ${statusCode >= 300 && statusCode < 400 ? `redirected (HTTP ${statusCode}), not followed` : text}`);
+        throw new StreamableHTTPError(
+          statusCode,
+          `Error POSTing to endpoint: ${statusCode >= 300 && statusCode < 400 ? `redirected (HTTP ${statusCode}), not followed` : text}`,
+        );
       }
       if (statusCode === 202) {
         body.dump().catch(() => {});

@@ -16,7 +16,15 @@ export async function registerMcpSources(entries: readonly RawEntry[], context: 
   // so the pool closes after them (closers run newest first) and no open stream holds its close.
   const http = configs.some((config) => config.server.kind === 'http') ? (await import('../upstream/shared.ts')).upstreamClient(context).dispatcher : null;
   const sources = configs.map(
-    (config) => new McpSource(config, { registry: context.registry, store: context.store, provenance: context.provenance, log: context.log, version: context.version, http }),
+    (config) =>
+      new McpSource(config, {
+        registry: context.registry,
+        store: context.store,
+        provenance: context.provenance,
+        log: context.log,
+        version: context.version,
+        http,
+      }),
   );
   context.onClose(() => Promise.all(sources.map((source) => source.close())).then(() => undefined));
   context.reportUpstreams(() => sources.map((source) => source.status()));

@@ -32,7 +32,6 @@ export interface McpSourceDeps {
   http: Dispatcher | null;
 }
 
-
 export class McpSource {
   readonly config: McpSourceConfig;
   readonly upstream: McpUpstream;
@@ -75,13 +74,19 @@ export class McpSource {
     for (const tool of tools) {
       const definition = this.#forwarding(upstreamDefinition(tool, this.config), tool.name);
       try {
-        offered.push({ definition, checked: registry.check(definition, this.label, { schemas: 'upstream', hints: { source: this.config.source, words: [] } }), upstreamName: tool.name });
+        offered.push({
+          definition,
+          checked: registry.check(definition, this.label, { schemas: 'upstream', hints: { source: this.config.source, words: [] } }),
+          upstreamName: tool.name,
+        });
       } catch (err) {
         this.#log.warn({ tool: tool.name, problem: err instanceof Error ? err.message : String(err) }, 'MCP tool left out of the catalog');
       }
     }
     // Every upstream definition is kept by hash, served or not (a pending one is listed by /versions).
-    await provenance.record(offered.map((o) => o.checked)).catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP tool definitions not recorded'));
+    await provenance
+      .record(offered.map((o) => o.checked))
+      .catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP tool definitions not recorded'));
     const served: ToolDefinition[] = [];
     const pending = new Map<string, string>();
     for (const { definition, checked } of offered) {
@@ -140,7 +145,11 @@ export class McpSource {
       async handler(params: Record<string, unknown>, context: ToolContext): Promise<HandlerReturn> {
         let answer;
         try {
-          const options = { signal: context.signal, deadline: context.deadline, onProgress: (done: number, total: number | undefined) => context.progress(done, total) };
+          const options = {
+            signal: context.signal,
+            deadline: context.deadline,
+            onProgress: (done: number, total: number | undefined) => context.progress(done, total),
+          };
           if (credentials === null) answer = await upstream.callTool(upstreamName, params, options);
           else {
             const headers: Record<string, string> = {};

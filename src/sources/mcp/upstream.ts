@@ -8,7 +8,14 @@
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ErrorCode, McpError, ProgressNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  ProgressNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { ToolDefinitionError } from '../../tools/registry.ts';
@@ -110,7 +117,9 @@ export class McpUpstream {
     client.onclose = () => this.#lost(client, 'the connection closed');
     client.onerror = (err) => this.#log.debug({ err: err.message }, 'MCP transport error');
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refresh());
-    client.setNotificationHandler(ProgressNotificationSchema, ({ params }) => this.#progress.get(String(params.progressToken))?.(params.progress, params.total));
+    client.setNotificationHandler(ProgressNotificationSchema, ({ params }) =>
+      this.#progress.get(String(params.progressToken))?.(params.progress, params.total),
+    );
     try {
       const transport = this.#transport();
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
@@ -137,10 +146,18 @@ export class McpUpstream {
       if (this.#http === null) throw new Error('no HTTP connection pool for an MCP server over HTTP');
       return new UndiciStreamableHttpTransport(new URL(config.url), this.#http, config.headers);
     }
-    const transport = new StdioClientTransport({ command: config.command, args: [...config.args], env: config.env, ...(config.cwd !== null && { cwd: config.cwd }), stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: config.command,
+      args: [...config.args],
+      env: config.env,
+      ...(config.cwd !== null && { cwd: config.cwd }),
+      stderr: 'pipe',
+    });
     const stderr = transport.stderr;
     if (stderr !== null) {
-      createInterface({ input: stderr as unknown as NodeJS.ReadableStream }).on('line', (line) => this.#log.debug({ stderr: line.slice(0, 2000) }, 'MCP server stderr'));
+      createInterface({ input: stderr as unknown as NodeJS.ReadableStream }).on('line', (line) =>
+        this.#log.debug({ stderr: line.slice(0, 2000) }, 'MCP server stderr'),
+      );
     }
     return transport;
   }

@@ -55,7 +55,11 @@ export class UpstreamClient {
 
   /** The headers toolport sends with every forwarded call (SPEC §10); traceparent comes from tracing. */
   callHeaders(context: ToolContext, configured: Record<string, string>): Record<string, string> {
-    const headers: Record<string, string> = { ...configured, 'x-request-id': context.requestId, 'x-timeout-ms': String(Math.max(0, context.deadline - Date.now())) };
+    const headers: Record<string, string> = {
+      ...configured,
+      'x-request-id': context.requestId,
+      'x-timeout-ms': String(Math.max(0, context.deadline - Date.now())),
+    };
     if (context.session !== null) headers['x-session-id'] = context.session.id;
     if (context.idempotencyKey !== null) headers['idempotency-key'] = context.idempotencyKey;
     return headers;

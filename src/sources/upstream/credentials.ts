@@ -28,7 +28,12 @@ export function credentialHeaders(headers: Record<string, string>, auth: string 
 }
 
 function checked(toolName: string, name: string, value: string): string {
-  if (/[\r\n\0]/.test(value)) throw new ToolFailure('handler_error', `Tool "${toolName}": the stored "${name}" credential cannot be sent in a header (it holds a line break). Ask the user to store it again.`, `credential "${name}" holds a line break`);
+  if (/[\r\n\0]/.test(value))
+    throw new ToolFailure(
+      'handler_error',
+      `Tool "${toolName}": the stored "${name}" credential cannot be sent in a header (it holds a line break). Ask the user to store it again.`,
+      `credential "${name}" holds a line break`,
+    );
   return value;
 }
 

@@ -33,7 +33,16 @@ export class MemoryApprovals implements ApprovalStore {
     if (existing !== undefined) return { json: existing.json, created: false };
     const now = Date.now();
     const keepUntil = now + fresh.keepMs;
-    this.#records.set(fresh.id, { id: fresh.id, json: fresh.json, status: 'pending', expiresAt: fresh.expiresAt, keepUntil, createdAt: now, runner: null, leaseUntil: 0 });
+    this.#records.set(fresh.id, {
+      id: fresh.id,
+      json: fresh.json,
+      status: 'pending',
+      expiresAt: fresh.expiresAt,
+      keepUntil,
+      createdAt: now,
+      runner: null,
+      leaseUntil: 0,
+    });
     this.#bindings.set(binding, { id: fresh.id, keepUntil });
     return { json: fresh.json, created: true };
   }
@@ -80,7 +89,10 @@ export class MemoryApprovals implements ApprovalStore {
 
   async recent(limit: number): Promise<string[]> {
     const live = [...this.#records.keys()].map((id) => this.#live(id)).filter((e): e is Entry => e !== undefined);
-    return live.sort((a, b) => b.createdAt - a.createdAt).slice(0, limit).map((e) => e.json);
+    return live
+      .sort((a, b) => b.createdAt - a.createdAt)
+      .slice(0, limit)
+      .map((e) => e.json);
   }
 
   async useOnce(token: string, ttlMs: number): Promise<boolean> {

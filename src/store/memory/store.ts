@@ -5,7 +5,17 @@ import { MemoryTaskStore } from './tasks.ts';
 import { MemoryResults } from './results.ts';
 import { MemoryCredentials } from './credentials.ts';
 import { MemoryApprovals } from './approvals.ts';
-import { RECENT_CALLS, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions, type ToolPin } from '../types.ts';
+import {
+  RECENT_CALLS,
+  type DefinitionRecord,
+  type EventPage,
+  type SessionCommit,
+  type SessionRead,
+  type Store,
+  type StoreBackend,
+  type StoreOptions,
+  type ToolPin,
+} from '../types.ts';
 
 interface SessionEntry {
   state: Map<string, string>;

@@ -3,7 +3,19 @@
  * told to this process's listeners. Leases and the queue behave as in Redis, so the same runner code
  * drives both.
  */
-import type { ClaimedTask, EndStatus, LapseOutcomes, NewTask, TakeOver, TaskListScope, TaskPage, TaskRecord, TaskSignal, TaskStatus, TaskStore } from '../tasks.ts';
+import type {
+  ClaimedTask,
+  EndStatus,
+  LapseOutcomes,
+  NewTask,
+  TakeOver,
+  TaskListScope,
+  TaskPage,
+  TaskRecord,
+  TaskSignal,
+  TaskStatus,
+  TaskStore,
+} from '../tasks.ts';
 
 interface Entry {
   id: string;

@@ -74,9 +74,10 @@ export class RedisCallLog implements CallLog {
    */
   #subscribe(): Redis | Cluster {
     const patient = { enableOfflineQueue: true, maxRetriesPerRequest: null };
-    const subscriber = this.#client instanceof Cluster
-      ? this.#client.duplicate(undefined, { enableOfflineQueue: true, redisOptions: { ...this.#client.options.redisOptions, ...patient } })
-      : (this.#client as Redis).duplicate(patient);
+    const subscriber =
+      this.#client instanceof Cluster
+        ? this.#client.duplicate(undefined, { enableOfflineQueue: true, redisOptions: { ...this.#client.options.redisOptions, ...patient } })
+        : (this.#client as Redis).duplicate(patient);
     subscriber.on('error', () => {}); // the main connection reports the outage
     subscriber.on('message', (_channel: string, batch: string) => {
       if (this.#listeners.size === 0) return; // every feed of this process closed since

@@ -54,7 +54,9 @@ export class RedisCredentials implements CredentialStore {
 
   async put(owner: string, record: CredentialWrite, expectVersion?: number): Promise<CredentialRecord | null> {
     const { name, ...rest } = record;
-    const version = await this.#guard(() => this.#client.credentialPut(this.#records(owner), name, expectVersion === undefined ? '' : String(expectVersion), JSON.stringify(rest)));
+    const version = await this.#guard(() =>
+      this.#client.credentialPut(this.#records(owner), name, expectVersion === undefined ? '' : String(expectVersion), JSON.stringify(rest)),
+    );
     return version === -1 ? null : { ...record, version };
   }
 

@@ -92,7 +92,11 @@ export class RedisLedger implements EffectLedger {
     const [entry, toolIndex, scopeIndex] = [this.#entryKey(key), this.#toolIndex(labels.tool), this.#scopeIndex(labels.scope)];
     const json = JSON.stringify(effect);
     if (!this.#cluster) {
-      return (await this.#guard(() => this.#client.ledgerCompleteIndexed(entry, toolIndex, scopeIndex, token, json, ttlMs, key, labels.paramsHash, labels.tool, labels.scope))) === 1;
+      return (
+        (await this.#guard(() =>
+          this.#client.ledgerCompleteIndexed(entry, toolIndex, scopeIndex, token, json, ttlMs, key, labels.paramsHash, labels.tool, labels.scope),
+        )) === 1
+      );
     }
     // Sent together, answered together: still one round trip. An index may name a record that
     // did not land (harmless: deleting it is a no-op).

@@ -12,7 +12,18 @@ import { RedisTaskStore } from './tasks.ts';
 import { RedisResults } from './results.ts';
 import { RedisCredentials } from './credentials.ts';
 import { RedisApprovals } from './approvals.ts';
-import { RECENT_CALLS, StoreUnavailableError, type DefinitionRecord, type EventPage, type SessionCommit, type SessionRead, type Store, type StoreBackend, type StoreOptions, type ToolPin } from '../types.ts';
+import {
+  RECENT_CALLS,
+  StoreUnavailableError,
+  type DefinitionRecord,
+  type EventPage,
+  type SessionCommit,
+  type SessionRead,
+  type Store,
+  type StoreBackend,
+  type StoreOptions,
+  type ToolPin,
+} from '../types.ts';
 
 export const COMMAND_TIMEOUT_MS = 1000;
 const READY_WAIT_MS = 2000;
@@ -211,7 +222,9 @@ export class RedisStore implements Store {
   }
 
   async toolPin(name: string): Promise<ToolPin | null> {
-    const [current, pending] = await this.#run(() => Promise.all([this.#client.hget(this.#definitionKey('pins'), name), this.#client.hget(this.#definitionKey('pending'), name)]));
+    const [current, pending] = await this.#run(() =>
+      Promise.all([this.#client.hget(this.#definitionKey('pins'), name), this.#client.hget(this.#definitionKey('pending'), name)]),
+    );
     return current === null ? null : { current, pending };
   }
 

@@ -10,7 +10,19 @@ import { readFileSync } from 'node:fs';
 import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CommandGuard } from './ledger.ts';
-import type { ClaimedTask, EndStatus, LapseOutcomes, NewTask, TakeOver, TaskListScope, TaskPage, TaskRecord, TaskSignal, TaskStatus, TaskStore } from '../tasks.ts';
+import type {
+  ClaimedTask,
+  EndStatus,
+  LapseOutcomes,
+  NewTask,
+  TakeOver,
+  TaskListScope,
+  TaskPage,
+  TaskRecord,
+  TaskSignal,
+  TaskStatus,
+  TaskStore,
+} from '../tasks.ts';
 
 const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 const now = script('includes/taskNow');
@@ -97,7 +109,18 @@ export class RedisTaskStore implements TaskStore {
   async create(task: NewTask): Promise<void> {
     const keys = [this.#task(task.id), this.#leases, this.#index({ owner: task.owner }), this.#index('all'), this.#queue, this.#signals] as const;
     await this.#run(() =>
-      this.#client.taskCreate(...keys, task.id, task.owner ?? '', task.head, task.job, task.rerunnable ? '1' : '0', task.runner ?? '', task.leaseMs, task.keepMs, INDEX_LIFE_MS),
+      this.#client.taskCreate(
+        ...keys,
+        task.id,
+        task.owner ?? '',
+        task.head,
+        task.job,
+        task.rerunnable ? '1' : '0',
+        task.runner ?? '',
+        task.leaseMs,
+        task.keepMs,
+        INDEX_LIFE_MS,
+      ),
     );
   }
 
@@ -169,7 +192,8 @@ export class RedisTaskStore implements TaskStore {
     this.#listeners.push(listener);
     if (this.#listening !== null) return this.#listening;
     // A connection of its own: its reads block. It reads on from the last entry seen, across reconnections.
-    const reader = (this.#reader = this.#client instanceof Cluster ? this.#client.duplicate() : (this.#client as Redis).duplicate({ connectionName: `${this.#prefix}signals` }));
+    const reader = (this.#reader =
+      this.#client instanceof Cluster ? this.#client.duplicate() : (this.#client as Redis).duplicate({ connectionName: `${this.#prefix}signals` }));
     reader.on('error', (err: Error) => this.#log.debug({ err: err.message }, 'the task signal connection failed'));
     return (this.#listening = this.#startReading(reader));
   }

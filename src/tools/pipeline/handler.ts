@@ -55,7 +55,9 @@ class HandlerStage implements Stage {
       const [message, detail] = explain.resultInvalid(tool, checked);
       return failure(identity, 'result_invalid', message, detail, max);
     }
-    const { message, value, success, exclude, valueJson, attachments } = call.announceSession ? announceSession(checked, scope.sessionId!, call.announceSession === 'hint') : checked;
+    const { message, value, success, exclude, valueJson, attachments } = call.announceSession
+      ? announceSession(checked, scope.sessionId!, call.announceSession === 'hint')
+      : checked;
     const error = success ? null : { code: 'tool_failed' as const, detail: message };
     const parts: ResultParts = { success, message, value, excludeValue: exclude, valueJson, error, toolHash: tool.hash, attachments };
     const limit = tool.maxContentChars ?? max;

@@ -13,7 +13,10 @@ export function lookupStage(registry: ToolRegistry, maxContentChars: number): St
       const tool = allows === undefined || allows(name) ? registry.get(name) : undefined;
       if (tool === undefined) {
         const visible = registry.list().filter((t) => allows === undefined || allows(t.name));
-        const [message, detail] = explain.unknownTool(name, visible.map((t) => t.name));
+        const [message, detail] = explain.unknownTool(
+          name,
+          visible.map((t) => t.name),
+        );
         return Promise.resolve(failure(call.identity, 'unknown_tool', message, detail, maxContentChars));
       }
       call.tool = tool;

@@ -47,7 +47,16 @@ class RecordStage implements Stage {
     this.#options.metrics?.called(identity.toolHash === null ? UNKNOWN_TOOL : identity.name, result.error?.code ?? 'success', result.duration_ms);
     if (scope.log.isLevelEnabled('info')) {
       scope.log.info(
-        { event: 'ToolInvoked', tool: identity.name, callId: identity.id, session: scope.sessionId, caller: scope.caller, success: result.success, code: result.error?.code ?? null, durationMs: result.duration_ms },
+        {
+          event: 'ToolInvoked',
+          tool: identity.name,
+          callId: identity.id,
+          session: scope.sessionId,
+          caller: scope.caller,
+          success: result.success,
+          code: result.error?.code ?? null,
+          durationMs: result.duration_ms,
+        },
         'tool invoked',
       );
     }

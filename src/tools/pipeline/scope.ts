@@ -32,7 +32,8 @@ export function scopeStage({ defaultTimeoutMs, maxContentChars, store }: ScopeOp
       }
       if (tool.takesSessionHandle) {
         const chosen = chooseSession(scope.sessionId, scope.sessionSource, call.params);
-        if (chosen.id !== scope.sessionId || scope.sessionSource === 'connection') call.scope = scope = { ...scope, sessionId: chosen.id, sessionSource: 'header' };
+        if (chosen.id !== scope.sessionId || scope.sessionSource === 'connection')
+          call.scope = scope = { ...scope, sessionId: chosen.id, sessionSource: 'header' };
         call.announceSession = chosen.announce;
       }
       if (scope.sessionId !== null) store.assertAvailable();
