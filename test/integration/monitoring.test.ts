@@ -23,8 +23,12 @@ const DEPLOY = path.join(ROOT, 'deploy');
 const execFileAsync = promisify(execFile);
 
 async function promtool(...args: string[]): Promise<string> {
+  return promtoolIn(path.join(DEPLOY, 'prometheus'), ...args);
+}
+
+async function promtoolIn(cwd: string, ...args: string[]): Promise<string> {
   try {
-    const { stdout, stderr } = await execFileAsync('promtool', args, { cwd: path.join(DEPLOY, 'prometheus'), timeout: 60_000 });
+    const { stdout, stderr } = await execFileAsync('promtool', args, { cwd, timeout: 60_000 });
     return stdout + stderr;
   } catch (err) {
     const failed = err as NodeJS.ErrnoException & { stdout?: string; stderr?: string };
@@ -75,7 +79,15 @@ function isExported(name: string, families: Map<string, string>): boolean {
 
 describe('Prometheus configuration and alert rules', () => {
   it('pass promtool check config (with the rule files it names) and check rules', async () => {
-    expect(await promtool('check', 'config', 'prometheus.yml')).toMatch(/SUCCESS: prometheus\.yml is valid/);
+    // The scrape key is a Docker secret file at /run/secrets/…: check a copy that points at a file that exists.
+    const dir = await mkdtemp(path.join(tmpdir(), 'toolport-promtool-'));
+    const original = await readFile(path.join(DEPLOY, 'prometheus/prometheus.yml'), 'utf8');
+    expect(original).toContain('credentials_file: /run/secrets/toolport_metrics_key');
+    await writeFile(path.join(dir, 'toolport_metrics_key'), 'tp-example\n');
+    await writeFile(path.join(dir, 'prometheus.yml'), original.replace('/run/secrets/toolport_metrics_key', path.join(dir, 'toolport_metrics_key')));
+    await writeFile(path.join(dir, 'alerts.yml'), await readFile(path.join(DEPLOY, 'prometheus/alerts.yml'), 'utf8'));
+    expect(await promtoolIn(dir, 'check', 'config', 'prometheus.yml')).toMatch(/SUCCESS: prometheus\.yml is valid/);
+    await rm(dir, { recursive: true, force: true });
     expect(await promtool('check', 'rules', 'alerts.yml')).toMatch(/SUCCESS: 5 rules found/);
   });
 
@@ -197,11 +209,15 @@ describe('compose profile "monitoring"', async () => {
 
   it('scrapes toolport with a key the compose API keys accept, and provisions the dashboard on that Prometheus', async () => {
     const config = parse(await readFile(path.join(DEPLOY, 'prometheus/prometheus.yml'), 'utf8')) as {
-      scrape_configs: { static_configs: { targets: string[] }[]; authorization: { credentials: string } }[];
+      scrape_configs: { static_configs: { targets: string[] }[]; authorization: { credentials_file: string } }[];
     };
     const [scrape] = config.scrape_configs;
     expect(scrape!.static_configs[0]!.targets).toEqual(['toolport:8080']);
-    expect(ApiKeys.load(path.join(DEPLOY, 'toolport/api-keys.yaml')).authenticate(scrape!.authorization.credentials)?.id).toBe('prometheus');
+    // The key is the compose secret toolport_metrics_key, fed by TOOLPORT_METRICS_KEY (.env.example holds the example).
+    expect(scrape!.authorization.credentials_file).toBe('/run/secrets/toolport_metrics_key');
+    const example = /^TOOLPORT_METRICS_KEY=(.+)$/m.exec(await readFile(path.join(ROOT, '.env.example'), 'utf8'))?.[1]?.trim();
+    expect(example).toBeTruthy();
+    expect(ApiKeys.load(path.join(DEPLOY, 'toolport/api-keys.yaml')).authenticate(example!)?.id).toBe('prometheus');
     const datasources = parse(await readFile(path.join(DEPLOY, 'grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as {
       datasources: { uid: string; url: string }[];
     };
