@@ -37,6 +37,23 @@ export const AlreadyDecided = createError('TP_ALREADY_DECIDED', '%s', 409);
 export const InvalidArguments = createError('TP_INVALID_ARGUMENTS', '%s', 422);
 
 /** code → [problem type slug, title] */
+/** Query patterns and what they accept in words: a request that misses one is told the words, not the expression. */
+const PATTERN_WORDS = new Map<string, string>();
+
+/** A pattern the document carries (so clients see exactly what is accepted), answered in words when missed. */
+export function wordedPattern(pattern: string, words: string): string {
+  PATTERN_WORDS.set(pattern, words);
+  return pattern;
+}
+
+/** Fastify's schema error as a sentence: a missed worded pattern says what it accepts. */
+function validationDetail(error: Partial<FastifyError>): string | null {
+  const first = error.validation?.[0];
+  if (first?.keyword !== 'pattern') return null;
+  const words = PATTERN_WORDS.get(String((first.params as { pattern?: unknown }).pattern));
+  return words === undefined ? null : `${first.instancePath.slice(1) || error.validationContext} must be ${words}`;
+}
+
 const PROBLEMS: Record<string, [string, string]> = {
   TP_INVALID_BODY: ['invalid-body', 'The request body is not acceptable JSON'],
   TP_NO_TOOL_CALL: ['no-tool-call', 'The body holds no recognisable tool call'],
@@ -90,9 +107,11 @@ export function problemOf(error: unknown): Problem {
   const detail =
     code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
       ? 'send the body as Content-Type: application/json'
-      : code.startsWith('FST_') && !(code in PROBLEMS)
-        ? title
-        : (fastifyError.message ?? title);
+      : code === 'FST_ERR_VALIDATION' && validationDetail(fastifyError) !== null
+        ? validationDetail(fastifyError)!
+        : code.startsWith('FST_') && !(code in PROBLEMS)
+          ? title
+          : (fastifyError.message ?? title);
   return { type: `${TYPE_BASE}${slug}`, title, status, detail, ...(error instanceof InsufficientScope && { scope: error.scope }) };
 }
 

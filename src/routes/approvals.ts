@@ -133,7 +133,7 @@ export async function approvalRoutes(
           type: 'object',
           properties: {
             status: { type: 'string', enum: STATUSES },
-            limit: { type: 'string', pattern: '^[0-9]{1,3}$', description: `at most this many (≤ ${MAX_LISTED}, default 50)` },
+            limit: { type: 'string', pattern: '^(?:[1-9]|[1-9][0-9]|1[0-9]{2}|200)$', description: `at most this many (≤ ${MAX_LISTED}, default 50)` },
           },
         },
         response: {

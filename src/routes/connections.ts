@@ -71,6 +71,7 @@ const NO_VAULT = {
   definition: () => undefined,
   definitions: new Map<string, CredentialDefinition>(),
   connections: async () => [],
+  forget: async () => false,
 };
 
 export async function connectionRoutes(app: FastifyInstance, options: ConnectionRoutesOptions): Promise<void> {

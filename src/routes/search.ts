@@ -1,6 +1,6 @@
 /** GET /tools/search (SPEC §16): the caller's tools ranked for a natural-language query, in any format. */
 import type { FastifyInstance } from 'fastify';
-import { InvalidQuery } from '../errors.ts';
+import { InvalidQuery, wordedPattern } from '../errors.ts';
 import { FORMAT_NAMES, formatByName } from '../formats/index.ts';
 import { allowsOf } from '../http/scope.ts';
 import { problemResponses } from '../schemas.ts';
@@ -14,6 +14,8 @@ interface SearchQuery {
 }
 
 const DEFAULT_LIMIT = 10;
+/** A whole number from 1 to 50 (MAX_LIMIT), as one pattern the document can carry too. */
+const LIMIT_PATTERN = wordedPattern('^(?:[1-9]|[1-4][0-9]|50)$', `a whole number from 1 to ${MAX_LIMIT}`);
 
 export async function searchRoutes(app: FastifyInstance, { search }: { search: ToolSearch }): Promise<void> {
   app.get<{ Querystring: SearchQuery }>(
@@ -25,9 +27,16 @@ export async function searchRoutes(app: FastifyInstance, { search }: { search: T
         tags: ['discovery'],
         querystring: {
           type: 'object',
+          required: ['q'],
           properties: {
-            q: { type: 'string', description: `what the tool should do, 1–${MAX_QUERY_CHARS} characters` },
-            limit: { type: 'string', description: `how many tools at most, 1–${MAX_LIMIT} (default ${DEFAULT_LIMIT})` },
+            q: {
+              type: 'string',
+              minLength: 1,
+              maxLength: MAX_QUERY_CHARS,
+              pattern: '\\S',
+              description: `what the tool should do, 1–${MAX_QUERY_CHARS} characters, not only spaces`,
+            },
+            limit: { type: 'string', pattern: LIMIT_PATTERN, description: `how many tools at most, 1–${MAX_LIMIT} (default ${DEFAULT_LIMIT})` },
             toolset: { type: 'string', description: 'search only this toolset; a toolset that does not exist answers 404' },
             format: { type: 'string', enum: [...FORMAT_NAMES], description: 'the provider whose shape the definitions take (default native)' },
           },
@@ -50,7 +59,7 @@ export async function searchRoutes(app: FastifyInstance, { search }: { search: T
     },
     async (request) => {
       const q = request.query.q ?? '';
-      if (q.trim() === '' || q.length > MAX_QUERY_CHARS) throw new InvalidQuery(`q must be 1–${MAX_QUERY_CHARS} characters`);
+      if (q.trim() === '' || [...q].length > MAX_QUERY_CHARS) throw new InvalidQuery(`q must be 1–${MAX_QUERY_CHARS} characters`);
       const limit = request.query.limit === undefined ? DEFAULT_LIMIT : Number(request.query.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new InvalidQuery(`limit must be a whole number from 1 to ${MAX_LIMIT}`);
       const format = formatByName(request.query.format ?? 'native');

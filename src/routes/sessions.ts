@@ -86,7 +86,7 @@ export async function sessionRoutes(app: FastifyInstance, { store }: { store: St
             ...ownerQuery,
           },
         },
-        response: { 200: eventsPageSchema, ...problemResponses(400, 503) },
+        response: { 200: eventsPageSchema, ...problemResponses(400, 404, 503) },
       },
     },
     async (request) => {

@@ -4,7 +4,7 @@
  * A task is its creator's: another key gets 404, as for a task that does not exist.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidQuery, NotFound } from '../errors.ts';
+import { InvalidQuery, NotFound, wordedPattern } from '../errors.ts';
 import type { ParsedCalls } from '../formats/types.ts';
 import { problemResponses } from '../schemas.ts';
 
@@ -15,6 +15,8 @@ import { TaskRunner } from '../tasks/runner.ts';
 import { TASK_ID, taskJobOf, viewOf } from '../tasks/view.ts';
 
 const MAX_WAIT_MS = 30_000;
+/** A whole number of milliseconds from 0 to 30000. */
+const WAIT_PATTERN = wordedPattern('^(?:[0-9]{1,4}|[12][0-9]{4}|30000)$', `a whole number from 0 to ${MAX_WAIT_MS}`);
 const MAX_PAGE = 100;
 const DEFAULT_PAGE = 50;
 
@@ -69,6 +71,7 @@ export async function taskRoutes(app: FastifyInstance, { tasks }: { tasks: TaskR
           properties: {
             wait_ms: {
               type: 'string',
+              pattern: WAIT_PATTERN,
               description: `hold the answer until the task ends, at most this many milliseconds (a whole number from 0 to ${MAX_WAIT_MS})`,
             },
           },

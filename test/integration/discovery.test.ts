@@ -23,6 +23,8 @@ describe.each(STORES)('discovery (%s store)', (store) => {
       'introspect_catalog',
       'introspect_session',
       'result_read',
+      'tool_search',
+      'tool_invoke',
     ];
     expect(body.tools.map((t: { name: string }) => t.name)).toEqual([...builtIn, ...testTools.map((t) => t.name)]);
     expect(response.headers.etag).toBe(`"${body.hash}"`);
