@@ -104,14 +104,11 @@ export function problemOf(error: unknown): Problem {
   const [slug, title] = PROBLEMS[fastifyError.code ?? ''] ?? ['request-error', 'The request cannot be served'];
   const code = fastifyError.code ?? '';
   // Fastify's own texts (its error codes without a mapping here) never reach the client: the title does.
+  const worded = code === 'FST_ERR_VALIDATION' ? validationDetail(fastifyError) : null;
   const detail =
     code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
       ? 'send the body as Content-Type: application/json'
-      : code === 'FST_ERR_VALIDATION' && validationDetail(fastifyError) !== null
-        ? validationDetail(fastifyError)!
-        : code.startsWith('FST_') && !(code in PROBLEMS)
-          ? title
-          : (fastifyError.message ?? title);
+      : (worded ?? (code.startsWith('FST_') && !(code in PROBLEMS) ? title : (fastifyError.message ?? title)));
   return { type: `${TYPE_BASE}${slug}`, title, status, detail, ...(error instanceof InsufficientScope && { scope: error.scope }) };
 }
 
