@@ -1,6 +1,6 @@
 /** GET /tools/search (SPEC §16): the caller's tools ranked for a natural-language query, in any format. */
 import type { FastifyInstance } from 'fastify';
-import { InvalidQuery, wordedPattern } from '../errors.ts';
+import { wordedPattern } from '../errors.ts';
 import { FORMAT_NAMES, formatByName } from '../formats/index.ts';
 import { allowsOf } from '../http/scope.ts';
 import { problemResponses } from '../schemas.ts';
@@ -58,10 +58,9 @@ export async function searchRoutes(app: FastifyInstance, { search }: { search: T
       },
     },
     async (request) => {
-      const q = request.query.q ?? '';
-      if (q.trim() === '' || [...q].length > MAX_QUERY_CHARS) throw new InvalidQuery(`q must be 1–${MAX_QUERY_CHARS} characters`);
+      // The schema has checked q (1–500 characters, not only spaces) and limit (1–50).
+      const q = request.query.q!;
       const limit = request.query.limit === undefined ? DEFAULT_LIMIT : Number(request.query.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new InvalidQuery(`limit must be a whole number from 1 to ${MAX_LIMIT}`);
       const format = formatByName(request.query.format ?? 'native');
       const hits = search.search(q, limit, allowsOf(request));
       return { tools: hits.map((h) => ({ ...(format.renderTool(h.tool) as Record<string, unknown>), score: h.score })), query: q };
