@@ -1,5 +1,6 @@
 // Requests to toolport with the API key, and Server-Sent Events read with fetch (EventSource cannot
 // send an Authorization header). The key lives in this tab's sessionStorage only.
+import { noAnswer, requestEnded, requestStarted } from './status.js';
 
 const KEY_ITEM = 'toolport.apiKey';
 
@@ -14,7 +15,7 @@ function headersWithKey(headers = {}) {
   return key ? { ...headers, authorization: `Bearer ${key}` } : { ...headers };
 }
 
-/** Fired on window when the service refuses the key (401): the page asks for another. */
+/** Fired on window when the service refuses the key (401), with the problem as detail: the page asks for another. */
 export const UNAUTHORIZED = 'toolport:unauthorized';
 
 /**
@@ -32,13 +33,17 @@ export async function request(path, { method = 'GET', body, headers = {} } = {})
     init.headers['content-type'] = 'application/json';
   }
   let response;
+  let text;
+  requestStarted();
   try {
     response = await fetch(path, init);
+    text = await response.text();
   } catch (err) {
+    requestEnded(0, String(err.message ?? err));
     return { status: 0, ok: false, headers: new Headers(), data: { title: 'Network error', detail: String(err.message ?? err) } };
   }
+  requestEnded(response.status);
   const type = response.headers.get('content-type') ?? '';
-  const text = await response.text();
   /** @type {any} */
   let data = text;
   if (/json/.test(type) && text !== '') {
@@ -48,7 +53,7 @@ export async function request(path, { method = 'GET', body, headers = {} } = {})
       data = text;
     }
   }
-  if (response.status === 401) window.dispatchEvent(new Event(UNAUTHORIZED));
+  if (response.status === 401) window.dispatchEvent(new CustomEvent(UNAUTHORIZED, { detail: data }));
   return { status: response.status, ok: response.ok, headers: response.headers, data };
 }
 
@@ -64,9 +69,15 @@ export function problemText(answer) {
  * (data parsed as JSON). Resolves when the stream ends; rejects with the HTTP status on a refusal.
  */
 export async function readEventStream(path, onEvent, signal) {
-  const response = await fetch(path, { headers: headersWithKey({ accept: 'text/event-stream' }), cache: 'no-store', signal });
+  let response;
+  try {
+    response = await fetch(path, { headers: headersWithKey({ accept: 'text/event-stream' }), cache: 'no-store', signal });
+  } catch (err) {
+    if (!signal?.aborted) noAnswer(String(err.message ?? err));
+    throw err;
+  }
   if (!response.ok || response.body === null) {
-    if (response.status === 401) window.dispatchEvent(new Event(UNAUTHORIZED));
+    if (response.status === 401) window.dispatchEvent(new CustomEvent(UNAUTHORIZED, { detail: null }));
     throw Object.assign(new Error(`the stream answered HTTP ${response.status}`), { status: response.status });
   }
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

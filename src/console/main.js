@@ -1,4 +1,4 @@
-// The console's entry point: asks for an API key when the service wants one, learns what the key
+// The console's entry point: asks for an API key or token when the service wants one, learns what it
 // may do (GET /caller), then shows one page at a time, chosen by the URL's #fragment.
 import { apiKey, problemText, request, UNAUTHORIZED } from './api.js';
 import { createCallsPage } from './calls-page.js';
@@ -6,6 +6,8 @@ import { h } from './dom.js';
 import { CallFeed } from './feed.js';
 import { createLedgerPage } from './ledger-page.js';
 import { createSessionsPage } from './sessions-page.js';
+import { askForKey, listenForSignIn, refusedText, renderIdentity } from './sign-in.js';
+import { showServiceState } from './status.js';
 import { createTasksPage, hasTasks } from './tasks-page.js';
 import { createToolsPage } from './tools-page.js';
 
@@ -18,7 +20,8 @@ let active = null;
 async function start() {
   const answer = await request('/caller');
   $('loading').hidden = true;
-  if (answer.status === 401) return askForKey(apiKey.get() ? 'The service refused this key.' : '');
+  if (answer.status === 401) return askForKey(apiKey.get() ? refusedText(answer.data) : '');
+  if (answer.status === 0) return; // the banner says so, and starts again once the service answers
   if (!answer.ok) {
     $('main').append(h('p', { class: 'error', role: 'alert' }, `The console cannot reach toolport: ${problemText(answer)}`));
     return;
@@ -26,39 +29,24 @@ async function start() {
   await openConsole(answer.data);
 }
 
-function askForKey(message) {
-  apiKey.clear();
-  for (const name of PAGES) $(`page-${name}`).hidden = true;
-  $('nav').hidden = true;
-  $('key-page').hidden = false;
-  $('key-error').textContent = message;
-  $('key-input').focus();
-}
+// A fresh start with the new key: every page is built for what it may see.
+listenForSignIn((caller) => (pages === null ? openConsole(caller) : location.reload()));
 
-$('key-form').addEventListener('submit', async (event) => {
-  event.preventDefault();
-  const input = /** @type {HTMLInputElement} */ ($('key-input'));
-  const key = input.value.trim();
-  if (!key) return;
-  apiKey.set(key);
-  input.value = '';
-  const answer = await request('/caller');
-  if (!answer.ok) return askForKey(answer.status === 401 ? 'The service refused this key.' : problemText(answer));
-  $('key-page').hidden = true;
-  // A fresh start with the key: every page is built for what this key may see.
-  if (pages !== null) return location.reload();
-  await openConsole(answer.data);
+window.addEventListener(UNAUTHORIZED, (event) => {
+  if (pages === null) return;
+  // The key or token stopped working (revoked, expired): the page stops and asks again.
+  pages[active]?.leave?.();
+  active = null;
+  askForKey(refusedText(/** @type {CustomEvent} */ (event).detail));
 });
 
-window.addEventListener(UNAUTHORIZED, () => {
-  if (pages !== null) location.reload(); // the key stopped working: start over (it asks again)
-});
+showServiceState($('service-state'), () => void (pages === null ? start() : route()));
 
 async function openConsole(caller) {
   const feed = new CallFeed();
   const [tools, tasksAvailable] = await Promise.all([request('/tools'), hasTasks()]);
   const context = { caller, feed, tools, tasksAvailable };
-  renderIdentity(caller);
+  renderIdentity($('identity'), caller);
   feed.start();
   pages = {
     tools: createToolsPage($('page-tools'), context),
@@ -75,18 +63,8 @@ async function openConsole(caller) {
   await route();
 }
 
-function renderIdentity(caller) {
-  const box = $('identity');
-  if (!caller.keys_required) return box.replaceChildren(h('span', { class: 'muted' }, 'No API keys: everything is visible'));
-  const forget = h('button', { type: 'button', class: 'small link' }, 'Forget key');
-  forget.addEventListener('click', () => {
-    apiKey.clear();
-    location.reload();
-  });
-  box.replaceChildren(h('span', {}, 'Key ', h('strong', {}, caller.id), caller.admin ? h('span', { class: 'badge ok' }, 'admin') : null), ' ', forget);
-}
-
 async function route() {
+  if (!$('key-page').hidden) return; // signed out: nothing shows until a key or token is accepted
   const [name, ...rest] = location.hash.replace(/^#/, '').split('/');
   const page = PAGES.includes(name) ? name : 'tools';
   const param = rest.length > 0 ? rest.join('/') : undefined;
