@@ -7,15 +7,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { buildApp, createLogger } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { STORES, get, post } from '../helpers/app.ts';
 import { bearer, testKeys, type TestKeys } from '../helpers/keys.ts';
 import { startTestProvider, TestBrowser, type TestProvider } from '../helpers/oauth-provider.ts';
+import { collectLogs, expectNoSecretsIn } from '../helpers/secrets-scan.ts';
 import { startNodeServer, type NodeServer } from '../helpers/upstreams.ts';
 
 const PUBLIC_URL = 'http://toolport.test';
@@ -27,6 +27,8 @@ let keys: TestKeys;
 let toolsFile: string;
 /** The x-api-key values the weather upstream received, in order. */
 const weatherKeys: string[] = [];
+/** The bearer tokens the whoami upstream received, in order. */
+const whoamiTokens: string[] = [];
 
 beforeAll(async () => {
   provider = await startTestProvider({ redirectUris: [`${PUBLIC_URL}/connections/github/callback`], accessTokenTtlS: 2 });
@@ -35,6 +37,7 @@ beforeAll(async () => {
       res.setHeader('content-type', 'application/json');
       if (req.url === '/whoami') {
         const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+        if (token !== undefined) whoamiTokens.push(token);
         const subject = token === undefined ? null : await provider.subjectOf(token);
         if (subject === null) {
           res.statusCode = 401;
@@ -98,17 +101,6 @@ afterEach(() => {
   vi.useRealTimers();
   provider.failTokenEndpoint = false;
 });
-
-function collectLogs(): { lines: string[]; stream: Writable } {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  return { lines, stream };
-}
 
 async function vaultApp(kind: 'memory' | 'redis', prefix: string, logs?: Writable): Promise<FastifyInstance> {
   const config = loadConfig({
@@ -301,26 +293,9 @@ describe.each(STORES)('the credential vault on the %s store', (kind) => {
   it('keeps no token or secret in plain text in the store or the log', async () => {
     const secrets = [...provider.issued, 'alice-weather-123', 'bob-weather-456'];
     expect(provider.issued.size).toBeGreaterThan(2);
-    const log = logs.lines.join('');
+    const log = logs.text();
     expect(log).toContain('credential connected');
-    for (const secret of secrets) expect(log).not.toContain(secret);
-    if (kind !== 'redis') return;
-    const redis = new Redis(inject('redisUrl'));
-    try {
-      const found = await redis.keys(`${prefix}*`);
-      expect(found.some((k) => k.includes('{cred:'))).toBe(true);
-      for (const key of found) {
-        const dumped = (await redis.dump(key)) ?? Buffer.alloc(0);
-        const type = await redis.type(key);
-        const text = type === 'hash' ? JSON.stringify(await redis.hgetall(key)) : type === 'string' ? ((await redis.get(key)) ?? '') : '';
-        for (const secret of secrets) {
-          expect(dumped.includes(Buffer.from(secret) as unknown as string), `${key} holds a secret`).toBe(false);
-          expect(text.includes(secret), `${key} holds a secret`).toBe(false);
-        }
-      }
-    } finally {
-      redis.disconnect();
-    }
+    await expectNoSecretsIn({ log, secrets, ...(kind === 'redis' && { redisPrefix: prefix, expectKeys: '{cred:' }) });
   });
 
   onMemory('hands the link over MCP as a URL-mode elicitation to 2026-07-28 clients that declare it, else in the error text', async () => {
@@ -373,15 +348,21 @@ describe.each(STORES)('the credential vault on the %s store', (kind) => {
 });
 
 describe('refresh across replicas', () => {
-  it('refreshes once when two replicas sharing Redis need the same token at once', async () => {
+  it('refreshes once when two replicas sharing Redis need the same token at once, sends only the new token, and keeps both out of Redis and the log', async () => {
     const prefix = `test:${randomBytes(4).toString('hex')}:`;
-    const [one, two] = [await vaultApp('redis', prefix), await vaultApp('redis', prefix)];
+    const logs = collectLogs();
+    const [one, two] = [await vaultApp('redis', prefix, logs.stream), await vaultApp('redis', prefix, logs.stream)];
     try {
       await connect(one, keys.agent, 'carol');
+      const before = await call(two, keys.agent, 'whoami');
+      expect(before.body.value).toEqual({ subject: 'carol' });
+      const old = whoamiTokens.at(-1)!;
+      const issuedBefore = new Set(provider.issued);
       const listed = await get(two, '/me/connections', bearer(keys.agent));
       const expiresAt = Date.parse(listed.body.connections[0].expires_at);
       await vi.waitUntil(() => Date.now() >= expiresAt, { timeout: 5000, interval: 50 });
-      const before = provider.refreshes;
+      const refreshes = provider.refreshes;
+      const received = whoamiTokens.length;
       const answers = await Promise.all([
         call(one, keys.agent, 'whoami'),
         call(two, keys.agent, 'whoami'),
@@ -389,7 +370,15 @@ describe('refresh across replicas', () => {
         call(two, keys.agent, 'whoami'),
       ]);
       for (const answer of answers) expect(answer.body.value, answer.body.message).toEqual({ subject: 'carol' });
-      expect(provider.refreshes).toBe(before + 1);
+      expect(provider.refreshes).toBe(refreshes + 1);
+      // Every call after the refresh sent the one new access token, never the expired one.
+      const sent = new Set(whoamiTokens.slice(received));
+      expect(sent.size).toBe(1);
+      expect(sent.has(old)).toBe(false);
+      expect(issuedBefore.has([...sent][0]!)).toBe(false);
+      expect(provider.issued.has([...sent][0]!)).toBe(true);
+      expect(logs.text()).toContain('credential refreshed');
+      await expectNoSecretsIn({ redisPrefix: prefix, expectKeys: '{cred:', log: logs.text(), secrets: [...provider.issued] });
     } finally {
       await one.close();
       await two.close();
