@@ -299,7 +299,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(methodsPlugin);
   await app.register(bodyLimitPlugin);
   await app.register(routeAnswersPlugin);
-  await app.register(authPlugin, { keys, tokens, publicUrl: config.publicUrl, redis: store.rateLimitRedis, keyPrefix: config.keyPrefix });
+  await app.register(authPlugin, { keys, tokens, publicUrl: config.publicUrl, rateCounter: store.rateCounter });
   await app.register(toolsetPlugin, { toolsets });
   await app.register(openApiPlugin, { version: VERSION, registry, keysConfigured: authConfigured });
   if (config.authIssuer !== null && config.publicUrl !== null) {

@@ -29,7 +29,7 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Effect ledger lease: how long a dead replica's call blocks identical calls at most. */
   readonly ledgerLeaseMs: number;
-  /** Send the Redis commands issued in one event-loop turn as one write (ioredis enableAutoPipelining). */
+  /** Send the Redis commands issued in one event-loop turn as one write (the Redis client's auto-pipelining). */
   readonly redisAutoPipelining: boolean;
   /** OpenTelemetry tracing is on (an OTLP endpoint or a traces exporter is set, SPEC §12). */
   readonly tracing: boolean;

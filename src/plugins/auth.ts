@@ -6,14 +6,14 @@
  * true }`) need an admin caller; callers with `rate_per_min` are limited per minute, counted in
  * Redis when there is one (all replicas).
  */
-import rateLimit from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Cluster, Redis } from 'ioredis';
 import { ApiKeys, type Caller } from '../callers/keys.ts';
 import { looksLikeJwt, TokenRefused, type TokenVerifier } from '../callers/tokens.ts';
 import { Forbidden, InsufficientScope, RateLimited, Unauthorized } from '../errors.ts';
 import { LazyChildLogger, type ParentLogger } from '../lazy-logger.ts';
+import type { RateCounter } from '../store/index.ts';
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz', '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']);
 /**
@@ -41,8 +41,8 @@ export interface AuthOptions {
   tokens: TokenVerifier | null;
   /** PUBLIC_URL, when set: 401 answers name the protected resource metadata there (RFC 9728). */
   publicUrl: string | null;
-  redis: Redis | Cluster | null;
-  keyPrefix: string;
+  /** The store's shared counter; null: each process counts for itself. */
+  rateCounter: RateCounter | null;
 }
 
 /** The protected resource metadata of a route: /mcp's own, the service's for the rest. */
@@ -97,8 +97,23 @@ function requireScopes(request: FastifyRequest, reply: FastifyReply, tools: read
   }
 }
 
+/** The store's counter as @fastify/rate-limit's store. Routes set no limits of their own: one count per caller. */
+function rateLimitStore(counter: RateCounter): FastifyRateLimitStoreCtor {
+  return class CounterStore implements FastifyRateLimitStore {
+    incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number): void {
+      counter.incr(key, timeWindow).then(
+        (count) => callback(null, count),
+        (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
+      );
+    }
+    child(): FastifyRateLimitStore {
+      return this;
+    }
+  };
+}
+
 export const authPlugin = fp(
-  async (app: FastifyInstance, { keys: keysFile, tokens, publicUrl, redis, keyPrefix }: AuthOptions) => {
+  async (app: FastifyInstance, { keys: keysFile, tokens, publicUrl, rateCounter }: AuthOptions) => {
     app.decorateRequest('caller', null);
     app.decorate('requireScopes', (request: FastifyRequest, reply: FastifyReply, tools: readonly string[]) => requireScopes(request, reply, tools, publicUrl));
     if (keysFile === null && tokens === null) return;
@@ -137,7 +152,7 @@ export const authPlugin = fp(
       max: (request) => request.caller?.ratePerMin ?? 0,
       allowList: (request) => request.caller?.ratePerMin == null,
       keyGenerator: (request) => request.caller?.id ?? '',
-      ...(redis !== null && { redis, nameSpace: `${keyPrefix}ratelimit:` }),
+      ...(rateCounter !== null && { store: rateLimitStore(rateCounter) }),
       // With Redis down, calls that need no store still run; the store-backed ones answer 503 anyway.
       skipOnError: true,
       errorResponseBuilder: (request, context) =>

@@ -1,5 +1,4 @@
 /** The one interface the runtime keeps its state behind; every backend (memory/, redis/) behaves the same. */
-import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { EffectLedger } from './ledger.ts';
@@ -93,6 +92,18 @@ export class CallLogText implements CallLogEntry {
   }
 }
 
+/** A request count in a fixed window, and the ms left in that window. */
+export interface RateCount {
+  readonly current: number;
+  readonly ttl: number;
+}
+
+/** Counts requests per key in fixed windows, in a place every replica on the same backend shares. */
+export interface RateCounter {
+  /** Counts one request of `key`; its first request starts a window of `windowMs`. */
+  incr(key: string, windowMs: number): Promise<RateCount>;
+}
+
 export interface Store {
   /** The backend's name, as /readyz reports it. */
   readonly kind: string;
@@ -141,8 +152,8 @@ export interface Store {
   readonly credentials: CredentialStore;
   /** Approvals of held calls (SPEC §14), kept in the same store. */
   readonly approvals: ApprovalStore;
-  /** A Redis for @fastify/rate-limit to count in (shared by all replicas); null: count in this process. */
-  readonly rateLimitRedis: Redis | Cluster | null;
+  /** Where the rate limiter counts, shared by all replicas; null: each process counts for itself. */
+  readonly rateCounter: RateCounter | null;
 }
 
 /** One kind of store: whether the configuration selects it, and how to open it (src/store/index.ts lists them). */

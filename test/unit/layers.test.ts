@@ -46,6 +46,9 @@ function sourceFiles(dir: string): string[] {
 /** `import … from '…'`, `export … from '…'`, `import '…'` and `import('…')` with a relative path. */
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)'(\.{1,2}\/[^']+)'/g;
 
+/** `import … from 'pkg'`, `import 'pkg'` and `import('pkg')` of a package (or a path inside it). */
+const PACKAGE_IMPORT = (name: string): RegExp => new RegExp(`(?:\\bfrom\\s*|\\bimport\\s*\\(?\\s*)['"]${name}(?:/[^'"]*)?['"]`);
+
 interface Arrow {
   from: string;
   to: string;
@@ -136,6 +139,20 @@ describe('the import graph of src/', () => {
   it('keeps store/ beneath everything but the base modules', () => {
     const up = arrows.filter(({ from, to }) => from.startsWith('store/') && !to.startsWith('store/') && floorOf(unitOf(to)) !== 0);
     expect(up).toEqual([]);
+  });
+
+  it('lets only store/redis/ know the Redis client: every other module reaches Redis through the Store interface', () => {
+    const importing = sourceFiles(SRC)
+      .filter((file) => PACKAGE_IMPORT('ioredis').test(readFileSync(file, 'utf8')))
+      .map((file) => relative(SRC, file))
+      .filter((file) => !file.startsWith('store/redis/'));
+    expect(importing).toEqual([]);
+  });
+
+  it('finds an import of a package (the check can fail)', () => {
+    expect(PACKAGE_IMPORT('ioredis').test("import type { Cluster, Redis } from 'ioredis';")).toBe(true);
+    expect(PACKAGE_IMPORT('ioredis').test("const { Redis } = await import('ioredis');")).toBe(true);
+    expect(PACKAGE_IMPORT('ioredis').test('// ioredis enableAutoPipelining')).toBe(false);
   });
 
   it('finds an arrow that points back up (the check can fail)', () => {

@@ -37,7 +37,7 @@ export const memoryBackend: StoreBackend = {
 export class MemoryStore implements Store {
   readonly kind = 'memory';
   /** Rate limits count in this process. */
-  readonly rateLimitRedis = null;
+  readonly rateCounter = null;
   readonly #sessions = new Map<string, SessionEntry>();
   readonly #definitions = new Map<string, { definition: string; firstServedAt: number }>();
   readonly #versions = new Map<string, { hash: string; firstServedAt: number }[]>();

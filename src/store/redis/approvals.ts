@@ -5,25 +5,21 @@
  * change of status is a compare-and-set in Lua (lua/approval*.lua), timed by the store's own clock.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import type { Cluster, Redis } from 'ioredis';
 import type { ApprovalStatus, ApprovalStore, ExpiryGuard, MoveOutcome, NewApproval } from '../approvals.ts';
 import type { CommandGuard } from './ledger.ts';
+import { defineScripts, type RedisClient } from './scripts.ts';
 
-const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
-const now = script('includes/taskNow');
-
-/** Command name → [number of keys, Lua]. */
-const SCRIPTS: Record<string, [number, string]> = {
-  approvalOpen: [4, now + script('approvalOpen')],
-  approvalMove: [1, now + script('approvalMove')],
-  approvalClaim: [1, now + script('approvalClaim')],
-  approvalComplete: [1, script('approvalComplete')],
-  approvalRelease: [1, script('approvalRelease')],
+/** Command → number of keys. */
+const SCRIPTS = {
+  approvalOpen: 4,
+  approvalMove: 1,
+  approvalClaim: 1,
+  approvalComplete: 1,
+  approvalRelease: 1,
 };
 
 type Arg = string | number;
-type ApprovalClient = (Redis | Cluster) & {
+type ApprovalClient = RedisClient & {
   approvalOpen(binding: string, index: string, bound: string, fresh: string, ...args: Arg[]): Promise<[number, string?]>;
   approvalMove(record: string, ...args: Arg[]): Promise<MoveOutcome>;
   approvalClaim(record: string, ...args: Arg[]): Promise<number>;
@@ -36,8 +32,8 @@ export class RedisApprovals implements ApprovalStore {
   readonly #prefix: string;
   readonly #run: CommandGuard;
 
-  constructor(client: Redis | Cluster, keyPrefix: string, guard: CommandGuard) {
-    for (const [name, [numberOfKeys, lua]] of Object.entries(SCRIPTS)) client.defineCommand(name, { numberOfKeys, lua });
+  constructor(client: RedisClient, keyPrefix: string, guard: CommandGuard) {
+    defineScripts(client, SCRIPTS);
     this.#client = client as ApprovalClient;
     this.#prefix = `${keyPrefix}{approvals}:`;
     this.#run = guard;

@@ -4,11 +4,11 @@
  * its own — one for the list, one for the subscription (made when the first feed opens) — so that
  * while Redis stalls, its writes never queue ahead of the calls' own commands.
  */
-import { readFileSync } from 'node:fs';
 import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { CallLogText, StoreUnavailableError, type CallLog, type CallLogEntry } from '../types.ts';
 import { connectionReady } from './ready.ts';
+import { defineScripts } from './scripts.ts';
 
 type Client = (Redis | Cluster) & {
   recordCalls(list: string, max: number, channel: string, batch: string): Promise<number>;
@@ -27,7 +27,7 @@ export class RedisCallLog implements CallLog {
   constructor(store: Redis | Cluster, keyPrefix: string, max: number, log: Logger) {
     const client = store instanceof Cluster ? store.duplicate() : store.duplicate();
     client.on('error', () => {}); // the store's own connection reports an outage
-    client.defineCommand('recordCalls', { numberOfKeys: 1, lua: readFileSync(new URL('./lua/recordCalls.lua', import.meta.url), 'utf8') });
+    defineScripts(client, { recordCalls: 1 });
     this.#client = client as Client;
     this.#log = log;
     this.#max = max;

@@ -3,11 +3,11 @@
  * value = "<version>|<record JSON>" holding only sealed material), a lease key beside it for the
  * refresh, and single-use tokens taken with GETDEL. An owner's keys share one hash tag.
  */
-import type { Cluster, Redis } from 'ioredis';
 import type { CredentialRecord, CredentialStore, CredentialWrite, OnceKind } from '../credentials.ts';
 import type { CommandGuard } from './ledger.ts';
+import { defineScripts, type RedisClient } from './scripts.ts';
 
-type Client = (Redis | Cluster) & {
+type Client = RedisClient & {
   credentialPut(records: string, name: string, expect: string, json: string): Promise<number>;
   leaseRelease(lease: string, holder: string): Promise<number>;
 };
@@ -22,9 +22,8 @@ export class RedisCredentials implements CredentialStore {
   readonly #prefix: string;
   readonly #guard: CommandGuard;
 
-  constructor(client: Redis | Cluster, keyPrefix: string, guard: CommandGuard, lua: (name: string) => string) {
-    client.defineCommand('credentialPut', { numberOfKeys: 1, lua: lua('credentialPut') });
-    client.defineCommand('leaseRelease', { numberOfKeys: 1, lua: lua('leaseRelease') });
+  constructor(client: RedisClient, keyPrefix: string, guard: CommandGuard) {
+    defineScripts(client, { credentialPut: 1, leaseRelease: 1 });
     this.#client = client as Client;
     this.#prefix = keyPrefix;
     this.#guard = guard;

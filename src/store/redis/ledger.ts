@@ -4,26 +4,23 @@
  * repeat. Records carry their TTL; a lease is the same key with a short PEXPIRE, so it lapses by
  * itself when its process dies. Per-tool and per-scope sorted sets index the records.
  */
-import { readFileSync } from 'node:fs';
-import { Cluster, type Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../ledger.ts';
+import { defineScripts, type RedisClient } from './scripts.ts';
 
-const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
-const addToIndex = script('includes/addToIndex');
-
-/** Command name → [number of keys, Lua]. */
-const SCRIPTS: Record<string, [number, string]> = {
-  ledgerBegin: [1, script('ledgerBegin')],
-  ledgerComplete: [1, addToIndex + script('ledgerComplete')],
-  ledgerCompleteIndexed: [3, addToIndex + script('ledgerComplete')],
-  ledgerAbort: [1, script('ledgerAbort')],
-  ledgerRenew: [1, script('ledgerRenew')],
-  ledgerIndex: [1, addToIndex + script('ledgerIndex')],
-  ledgerForget: [1, script('ledgerForget')],
+/** Command → number of keys. */
+const SCRIPTS = {
+  ledgerBegin: 1,
+  ledgerComplete: 1,
+  ledgerCompleteIndexed: { keys: 3, file: 'ledgerComplete' },
+  ledgerAbort: 1,
+  ledgerRenew: 1,
+  ledgerIndex: 1,
+  ledgerForget: 1,
 };
 
 type Arg = string | number;
-type LedgerClient = (Redis | Cluster) & {
+type LedgerClient = RedisClient & {
   ledgerBegin(entry: string, ...args: Arg[]): Promise<[string, (string | number)?]>;
   ledgerComplete(entry: string, ...args: Arg[]): Promise<number>;
   ledgerCompleteIndexed(entry: string, toolIndex: string, scopeIndex: string, ...args: Arg[]): Promise<number>;
@@ -47,8 +44,8 @@ export class RedisLedger implements EffectLedger {
   readonly #cluster: boolean;
 
   /** `indexesApart` forces the Cluster way on a single Redis (tests use it to cover that path). */
-  constructor(client: Redis | Cluster, keyPrefix: string, guard: CommandGuard, options: { indexesApart?: boolean } = {}) {
-    for (const [name, [numberOfKeys, lua]] of Object.entries(SCRIPTS)) client.defineCommand(name, { numberOfKeys, lua });
+  constructor(client: RedisClient, keyPrefix: string, guard: CommandGuard, options: { indexesApart?: boolean } = {}) {
+    defineScripts(client, SCRIPTS);
     this.#client = client as LedgerClient;
     this.#prefix = keyPrefix;
     this.#guard = guard;

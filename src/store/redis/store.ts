@@ -2,7 +2,6 @@
  * The Redis store. Fails fast instead of hanging (TRAPS.md): no offline queue, a 1 s command
  * timeout, no blind re-send after a reconnect, and reconnection in the background forever.
  */
-import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { RedisCallLog } from './calls.ts';
@@ -12,6 +11,8 @@ import { RedisTaskStore } from './tasks.ts';
 import { RedisResults } from './results.ts';
 import { RedisCredentials } from './credentials.ts';
 import { RedisApprovals } from './approvals.ts';
+import { RedisRateCounter } from './rate-limit.ts';
+import { defineScripts } from './scripts.ts';
 import {
   RECENT_CALLS,
   StoreUnavailableError,
@@ -27,8 +28,6 @@ import {
 
 export const COMMAND_TIMEOUT_MS = 1000;
 const READY_WAIT_MS = 2000;
-
-const lua = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 
 type Client = (Redis | Cluster) & {
   commitSession(state: string, versions: string, events: string, seq: string, ...args: (string | number)[]): Promise<number>;
@@ -75,6 +74,7 @@ export class RedisStore implements Store {
   readonly results: RedisResults;
   readonly credentials: RedisCredentials;
   readonly approvals: RedisApprovals;
+  readonly rateCounter: RedisRateCounter;
   /** Whether an outage is under way: it is logged once when it starts and once when it ends. */
   #down = false;
 
@@ -85,11 +85,7 @@ export class RedisStore implements Store {
     const client = target.clusterNodes
       ? new Cluster([...target.clusterNodes], { enableOfflineQueue: false, redisOptions: CLIENT_OPTIONS, ...pipelining })
       : new Redis(target.url ?? 'redis://127.0.0.1:6379', { ...CLIENT_OPTIONS, ...pipelining });
-    client.defineCommand('commitSession', { numberOfKeys: 4, lua: lua('commitSession') });
-    client.defineCommand('readSession', { numberOfKeys: 2, lua: lua('readSession') });
-    client.defineCommand('sessionEvents', { numberOfKeys: 2, lua: lua('sessionEvents') });
-    client.defineCommand('recordDefinitions', { lua: lua('recordDefinitions') });
-    client.defineCommand('pinDefinition', { numberOfKeys: 2, lua: lua('pinDefinition') });
+    defineScripts(client, { commitSession: 4, readSession: 2, sessionEvents: 2, recordDefinitions: null, pinDefinition: 2 });
     client.on('error', (err: Error) => this.#noteError(err));
     client.on('ready', () => this.#noteRecovery());
     this.#client = client as Client;
@@ -97,13 +93,9 @@ export class RedisStore implements Store {
     this.tasks = new RedisTaskStore(client, options.keyPrefix, (command) => this.#run(command), log);
     this.calls = new RedisCallLog(client, options.keyPrefix, options.recentCalls ?? RECENT_CALLS, log);
     this.results = new RedisResults(client, options.keyPrefix, (command) => this.#run(command));
-    this.credentials = new RedisCredentials(client, options.keyPrefix, (command) => this.#run(command), lua);
+    this.credentials = new RedisCredentials(client, options.keyPrefix, (command) => this.#run(command));
     this.approvals = new RedisApprovals(client, options.keyPrefix, (command) => this.#run(command));
-  }
-
-  /** The connection, for the rate limiter to count in the same Redis (all replicas). */
-  get rateLimitRedis(): Redis | Cluster {
-    return this.#client;
+    this.rateCounter = new RedisRateCounter(client, options.keyPrefix);
   }
 
   /** Waits a little for the first connection so the first requests do not see a cold store. */

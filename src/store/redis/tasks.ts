@@ -6,10 +6,10 @@
  * a stream (as BullMQ's queue events do): each replica reads on from the last entry it saw, so one
  * whose connection dropped for a while still learns of every cancel and every end it missed.
  */
-import { readFileSync } from 'node:fs';
 import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CommandGuard } from './ledger.ts';
+import { defineScripts, type RedisClient } from './scripts.ts';
 import type {
   ClaimedTask,
   EndStatus,
@@ -24,28 +24,24 @@ import type {
   TaskStore,
 } from '../tasks.ts';
 
-const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
-const now = script('includes/taskNow');
-const end = script('includes/taskEnd');
-
-/** Command name → [number of keys, Lua]. */
-const SCRIPTS: Record<string, [number, string]> = {
-  taskCreate: [6, now + script('taskCreate')],
-  taskRenew: [2, now + script('taskRenew')],
-  taskProgress: [1, now + script('taskProgress')],
-  taskFinish: [4, now + end + script('taskFinish')],
-  taskCancel: [4, now + end + script('taskCancel')],
-  taskClaim: [2, now + script('taskClaim')],
-  taskHold: [3, now + script('taskHold')],
-  taskResume: [3, now + script('taskResume')],
-  taskLapsed: [1, now + script('taskLapsed')],
-  taskTakeOver: [4, now + end + script('taskTakeOver')],
+/** Command → number of keys. */
+const SCRIPTS = {
+  taskCreate: 6,
+  taskRenew: 2,
+  taskProgress: 1,
+  taskFinish: 4,
+  taskCancel: 4,
+  taskClaim: 2,
+  taskHold: 3,
+  taskResume: 3,
+  taskLapsed: 1,
+  taskTakeOver: 4,
 };
 
 type Arg = string | number;
 /** The keys of a script that may end a task: the task, the leases, the queue, the signals. */
 type EndKeys = [string, string, string, string];
-type TaskClient = (Redis | Cluster) & {
+type TaskClient = RedisClient & {
   taskCreate(task: string, leases: string, ownerIndex: string, allIndex: string, queue: string, signals: string, ...args: Arg[]): Promise<number>;
   taskRenew(task: string, leases: string, ...args: Arg[]): Promise<'ok' | 'cancel' | 'lost'>;
   taskProgress(task: string, ...args: Arg[]): Promise<number>;
@@ -77,8 +73,8 @@ export class RedisTaskStore implements TaskStore {
   readonly #listeners: ((signal: TaskSignal, id: string) => void)[] = [];
 
   /** `guard` runs a command, turning connection failures into the store's own error (503 at the edge). */
-  constructor(client: Redis | Cluster, keyPrefix: string, guard: CommandGuard, log: Logger) {
-    for (const [name, [numberOfKeys, lua]] of Object.entries(SCRIPTS)) client.defineCommand(name, { numberOfKeys, lua });
+  constructor(client: RedisClient, keyPrefix: string, guard: CommandGuard, log: Logger) {
+    defineScripts(client, SCRIPTS);
     this.#client = client as TaskClient;
     this.#prefix = `${keyPrefix}{tasks}:`;
     this.#signals = `${this.#prefix}signals`;

@@ -1,6 +1,7 @@
 -- approvalMove: compare-and-set of an approval's status; one decision wins across replicas.
 -- KEYS[1] record. ARGV[1] from, ARGV[2] to, ARGV[3] new JSON, ARGV[4] live | lapsed | any.
 -- Returns 'ok', the current status, 'expired' (a live move after the expiry) or 'missing'.
+--- @include "taskNow"
 local record = redis.call('HMGET', KEYS[1], 'status', 'expires')
 if not record[1] then return 'missing' end
 if record[1] ~= ARGV[1] then return record[1] end

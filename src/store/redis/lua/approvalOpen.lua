@@ -2,6 +2,7 @@
 -- binding pointed to when read (or the fresh one), KEYS[4] fresh record. ARGV[1] id read ('' none),
 -- ARGV[2] fresh id, ARGV[3] fresh JSON, ARGV[4] expires ms, ARGV[5] keep ms.
 -- Returns {0, json} joined, {1, json} created, {-1} the binding changed since it was read (read again).
+--- @include "taskNow"
 local bound = redis.call('GET', KEYS[1])
 if (bound or '') ~= ARGV[1] then return {-1} end
 if bound then

@@ -5,11 +5,11 @@
 -- On a single Redis it also indexes the record by tool and scope (KEYS[2], KEYS[3]) in the same
 -- step; on Cluster those keys are in other slots and ledgerIndex does it beside this script.
 -- Safe to repeat: the same token writes the same record again.
--- (prefixed with includes/addToIndex.lua)
 -- KEYS[1] entry hash, KEYS[2] tool index and KEYS[3] scope index (optional)
 -- ARGV[1] token, ARGV[2] ToolEffect JSON (built in Node), ARGV[3] ttl ms or '' = never, ARGV[4] idempotency key,
 -- ARGV[5] params hash, ARGV[6] tool, ARGV[7] scope (to re-create an entry whose lease lapsed)
 -- Returns 1 when recorded, 0 when another call holds or recorded the entry
+--- @include "addToIndex"
 local holder = redis.call('HGET', KEYS[1], 'token')
 if holder and holder ~= ARGV[1] then
   return 0

@@ -2,6 +2,7 @@
 -- life renewed; ids of tasks that expired or ended meanwhile are dropped from the queue on the way.
 -- KEYS[1] queue, KEYS[2] leases; ARGV[1] runner, ARGV[2] lease ms, ARGV[3] the task hashes' key prefix
 -- (same hash tag as the queue). Returns {id, job} or false when nothing waits.
+--- @include "taskNow"
 while true do
   local first = redis.call('ZRANGEBYLEX', KEYS[1], '-', '+', 'LIMIT', 0, 1)[1]
   if not first then return false end

@@ -6,6 +6,7 @@
 -- ARGV[1] id, ARGV[2] owner ('' = none), ARGV[3] head JSON, ARGV[4] job JSON, ARGV[5] '1' = rerunnable,
 -- ARGV[6] runner ('' = queued), ARGV[7] lease ms, ARGV[8] keep ms (the record's life while working),
 -- ARGV[9] index life ms
+--- @include "taskNow"
 redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'head', ARGV[3], 'job', ARGV[4], 'rerun', ARGV[5], 'runner', ARGV[6],
   'status', 'working', 'updated', now, 'keep', ARGV[8])
 redis.call('PEXPIRE', KEYS[1], ARGV[8])

@@ -2,6 +2,7 @@
 -- when ARGV[2] is not empty, its life renewed from the keep ms it was created with; 'queued' is signalled.
 -- KEYS[1] task hash, KEYS[2] queue, KEYS[3] signals; ARGV[1] id, ARGV[2] job JSON or ''.
 -- Returns 1 when resumed; 0 when it was not waiting for input (so a second resume does nothing).
+--- @include "taskNow"
 if redis.call('HGET', KEYS[1], 'status') ~= 'input_required' then return 0 end
 redis.call('HSET', KEYS[1], 'status', 'working', 'queued', '1', 'updated', now)
 redis.call('HDEL', KEYS[1], 'input')

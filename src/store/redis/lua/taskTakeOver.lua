@@ -6,6 +6,8 @@
 -- KEYS[1] task hash, KEYS[2] leases, KEYS[3] queue, KEYS[4] signals; ARGV[1] id, ARGV[2] max attempts,
 -- ARGV[3] ttl ms, ARGV[4] lost outcome JSON, ARGV[5] exhausted outcome JSON, ARGV[6] cancelled outcome
 -- JSON. Returns 'queued' | 'alive' | 'ended'.
+--- @include "taskNow"
+--- @include "taskEnd"
 local task = redis.call('HMGET', KEYS[1], 'status', 'rerun', 'cancel', 'lease', 'attempts', 'queued')
 if task[1] ~= 'working' then
   redis.call('ZREM', KEYS[2], ARGV[1])
