@@ -1,13 +1,14 @@
-/** GET /healthz (the process answers) and GET /readyz (the store answers too; MCP servers down are named). */
+/** GET /healthz (the process answers), GET /readyz (the store answers too; MCP servers down are named) and GET /sources. */
 import type { FastifyInstance } from 'fastify';
 import { NotReady } from '../errors.ts';
 import { problemResponses } from '../schemas.ts';
 import type { UpstreamStatus } from '../sources/types.ts';
 import type { Store } from '../store/types.ts';
+import { sourceRoutes } from './sources.ts';
 
 export interface HealthOptions {
   store: Store;
-  /** The MCP servers behind toolport and whether each is up. */
+  /** The upstreams behind toolport (MCP servers, OpenAPI documents, HTTP tools) and their health. */
   upstreams?: () => readonly UpstreamStatus[];
   /** A down upstream makes the replica unready (503) instead of only being named. */
   readyRequiresUpstreams?: boolean;
@@ -20,6 +21,8 @@ const downSchema = {
 };
 
 export async function healthRoutes(app: FastifyInstance, { store, upstreams = () => [], readyRequiresUpstreams = false }: HealthOptions): Promise<void> {
+  // GET /sources: the same upstreams, each with its tools and the health its calls saw.
+  await app.register(sourceRoutes, { upstreams });
   const status = { type: 'object', properties: { status: { type: 'string' }, store: { type: 'string' }, upstreams_down: downSchema } };
   app.get('/healthz', { schema: { summary: 'Liveness', operationId: 'healthz', tags: ['health'], security: [], response: { 200: status } } }, async () => ({
     status: 'ok',

@@ -6,6 +6,7 @@ import type { Provenance } from '../tools/provenance.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { RawEntry } from './entry.ts';
 import type { ToolsFile } from './tools-file.ts';
+import type { CallHealthView } from './upstream/health.ts';
 
 export interface SourceContext {
   readonly registry: ToolRegistry;
@@ -21,16 +22,22 @@ export interface SourceContext {
   readonly version: string;
   /** `credentials:` of the file: what `auth:` and `${credential.<name>}` may name. */
   readonly credentials: CredentialDefinitions;
-  /** Adds a source whose upstream can be down, for /readyz. */
+  /** Adds upstreams whose state /readyz and GET /sources report. */
   reportUpstreams(status: () => readonly UpstreamStatus[]): void;
 }
 
-/** An upstream that a source keeps a connection to (an MCP server): up, or down and why. */
+/** An upstream behind a source: its connection (an MCP server's; always up for HTTP and OpenAPI), and what its calls saw. */
 export interface UpstreamStatus {
   source: string;
+  kind: 'mcp' | 'openapi' | 'http';
+  /** Whether its connection is up (a source without one is always up: /readyz names only lost connections). */
   up: boolean;
   /** Why it is down (null while up). */
   reason: string | null;
+  /** How its latest calls went. */
+  calls: CallHealthView;
+  /** Pinned tools whose upstream definition changed and waits for an admin. */
+  pending: number;
 }
 
 /**

@@ -11,6 +11,7 @@ import type { SourceContext } from '../types.ts';
 import { resultOfAnswer } from '../upstream/answer.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES, UpstreamClient, type UpstreamRequest } from '../upstream/client.ts';
 import { upstreamClient } from '../upstream/shared.ts';
+import { CallHealth, callsOnlyStatus } from '../upstream/health.ts';
 import { connectionFailure, endpointOf } from '../upstream/endpoint.ts';
 import { addCredentialHeaders, credentialHeaders, type CredentialHeaders } from '../upstream/credentials.ts';
 import { readCredentialUse } from '../credentials.ts';
@@ -65,6 +66,9 @@ async function forward(client: UpstreamClient, tool: HttpTool, params: Record<st
 export async function registerHttpTools(entries: readonly RawEntry[], context: SourceContext): Promise<void> {
   if (entries.length === 0) return;
   const client = upstreamClient(context);
+  // The HTTP tools are one upstream in the health report: each has its own endpoint, named by its failures.
+  const calls = new CallHealth();
+  context.reportUpstreams(() => [callsOnlyStatus('http', 'http', calls)]);
   for (const entry of entries) {
     const reader = new EntryReader(context.file.path, entry, ENTRY_KEYS);
     const name = reader.string('name');
@@ -95,7 +99,7 @@ export async function registerHttpTools(entries: readonly RawEntry[], context: S
         ...(raw.examples !== undefined && { examples: raw.examples as never }),
         ...readToolOptions(reader, raw),
         ...(uses.length > 0 && { credentials: uses }),
-        handler: (params, toolContext) => forward(client, tool, params, toolContext),
+        handler: (params, toolContext) => calls.watch(toolContext, () => forward(client, tool, params, toolContext)),
       }),
     );
   }

@@ -19,6 +19,7 @@ import { toolResultOf, upstreamDefinition, type UpstreamDefinition } from './def
 import { McpUpstream, UpstreamDown } from './upstream.ts';
 import { callHeaders } from './http-transport.ts';
 import { addCredentialHeaders } from '../upstream/credentials.ts';
+import { CallHealth } from '../upstream/health.ts';
 
 const PIN_POLL_MS = 1000;
 
@@ -40,6 +41,7 @@ export class McpSource {
   /** Pinned tools whose upstream definition is waiting for an admin: name → the upstream's hash. */
   #pending = new Map<string, string>();
   #pollTimer: NodeJS.Timeout | null = null;
+  readonly #calls = new CallHealth();
 
   constructor(config: McpSourceConfig, deps: McpSourceDeps) {
     this.config = config;
@@ -54,7 +56,14 @@ export class McpSource {
   }
 
   status(): UpstreamStatus {
-    return { source: this.config.source, up: this.upstream.up, reason: this.upstream.downReason };
+    return {
+      source: this.config.source,
+      kind: 'mcp',
+      up: this.upstream.up,
+      reason: this.upstream.downReason,
+      calls: this.#calls.view(),
+      pending: this.#pending.size,
+    };
   }
 
   /** A pin of one of this source's tools was accepted on this replica: serve it now. */
@@ -139,34 +148,36 @@ export class McpSource {
     const server = this.config.server;
     const kind = server.kind;
     const credentials = server.kind === 'http' && server.uses.length > 0 ? server.credentials : null;
+    const calls = this.#calls;
     return {
       ...definition,
       ...(credentials !== null && server.kind === 'http' && { credentials: [...server.uses] }),
-      async handler(params: Record<string, unknown>, context: ToolContext): Promise<HandlerReturn> {
-        let answer;
-        try {
-          const options = {
-            signal: context.signal,
-            deadline: context.deadline,
-            onProgress: (done: number, total: number | undefined) => context.progress(done, total),
-          };
-          if (credentials === null) answer = await upstream.callTool(upstreamName, params, options);
-          else {
-            const headers: Record<string, string> = {};
-            await addCredentialHeaders(headers, credentials, context);
-            answer = await callHeaders.run(headers, () => upstream.callTool(upstreamName, params, options));
+      handler: (params: Record<string, unknown>, context: ToolContext): Promise<HandlerReturn> =>
+        calls.watch(context, async () => {
+          let answer;
+          try {
+            const options = {
+              signal: context.signal,
+              deadline: context.deadline,
+              onProgress: (done: number, total: number | undefined) => context.progress(done, total),
+            };
+            if (credentials === null) answer = await upstream.callTool(upstreamName, params, options);
+            else {
+              const headers: Record<string, string> = {};
+              await addCredentialHeaders(headers, credentials, context);
+              answer = await callHeaders.run(headers, () => upstream.callTool(upstreamName, params, options));
+            }
+          } catch (err) {
+            if (!(err instanceof UpstreamDown)) throw err;
+            const again = kind === 'stdio' ? 'toolport restarts it' : 'toolport reconnects to it';
+            throw new ToolFailure(
+              'upstream_unavailable',
+              `Tool "${definition.name}" is unavailable now: its MCP server "${source}" is not answering. Retrying in a little while may help (${again}).`,
+              `MCP server "${source}": ${err.message}`,
+            );
           }
-        } catch (err) {
-          if (!(err instanceof UpstreamDown)) throw err;
-          const again = kind === 'stdio' ? 'toolport restarts it' : 'toolport reconnects to it';
-          throw new ToolFailure(
-            'upstream_unavailable',
-            `Tool "${definition.name}" is unavailable now: its MCP server "${source}" is not answering. Retrying in a little while may help (${again}).`,
-            `MCP server "${source}": ${err.message}`,
-          );
-        }
-        return toolResultOf(answer, definition.name);
-      },
+          return toolResultOf(answer, definition.name);
+        }),
     };
   }
 

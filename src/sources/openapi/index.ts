@@ -15,6 +15,7 @@ import { resultOfAnswer } from '../upstream/answer.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES, type UpstreamClient } from '../upstream/client.ts';
 import { connectionFailure, endpointOf } from '../upstream/endpoint.ts';
 import { upstreamClient } from '../upstream/shared.ts';
+import { CallHealth, callsOnlyStatus } from '../upstream/health.ts';
 import { addCredentialHeaders, credentialHeaders, type CredentialHeaders } from '../upstream/credentials.ts';
 import { readCredentialUse } from '../credentials.ts';
 import { baseUrlOf, loadDocument } from './document.ts';
@@ -72,6 +73,8 @@ function included(reader: EntryReader, operations: Operation[]): Operation[] {
 async function registerSource(entry: RawEntry, context: SourceContext, client: UpstreamClient): Promise<void> {
   const reader = new EntryReader(context.file.path, entry, ENTRY_KEYS);
   const source = reader.string('source');
+  const calls = new CallHealth();
+  context.reportUpstreams(() => [callsOnlyStatus(source, 'openapi', calls)]);
   const spec = reader.string('spec');
   const loaded = await loadDocument(reader, spec, context.file.folder);
   const baseUrl = baseUrlOf(reader, loaded, reader.optionalString('base_url'));
@@ -105,7 +108,8 @@ async function registerSource(entry: RawEntry, context: SourceContext, client: U
       ...(operation.result !== undefined && { result: operation.result }),
       ...defaults,
       ...overrides.get(operation.upstreamName),
-      handler: (params: Record<string, unknown>, toolContext: ToolContext) => forward(client, target, toolName, operation, params, toolContext),
+      handler: (params: Record<string, unknown>, toolContext: ToolContext) =>
+        calls.watch(toolContext, () => forward(client, target, toolName, operation, params, toolContext)),
     };
     try {
       await context.registry.withSource(`TOOLS_FILE ${context.file.path}: ${reader.where}: operation ${operation.upstreamName}`, () =>
