@@ -182,3 +182,12 @@ export class CallContext implements ToolContext {
     return this.#init.calls.nested(name, params, this, this.#init.scope);
   }
 }
+
+/**
+ * Where a handler that forwards its call learns that the call ended (deadline, cancellation): the
+ * call's own Cancellation when the pipeline made the context, so no AbortSignal is made per call;
+ * any other context's signal.
+ */
+export function callEnd(context: ToolContext): Cancellation | AbortSignal {
+  return context instanceof CallContext ? context.ended : context.signal;
+}

@@ -4,6 +4,7 @@
  * by src/sources/upstream/answer.ts.
  */
 import type { Dispatcher } from 'undici';
+import { callEnd } from '../../tools/context.ts';
 import type { ToolContext } from '../../tools/types.ts';
 import { EntryReader, type RawEntry } from '../entry.ts';
 import { readToolOptions } from '../tool-options.ts';
@@ -56,7 +57,7 @@ async function forward(client: UpstreamClient, tool: HttpTool, params: Record<st
   };
   let answer;
   try {
-    answer = await client.send(request, context.signal);
+    answer = await client.send(request, callEnd(context));
   } catch (err) {
     throw connectionFailure(tool.name, err);
   }

@@ -5,6 +5,7 @@
 import picomatch from 'picomatch';
 import type { Dispatcher } from 'undici';
 import { SchemaCompileError } from '../../tools/registry.ts';
+import { callEnd } from '../../tools/context.ts';
 import type { ToolContext } from '../../tools/types.ts';
 import { EntryReader, type RawEntry } from '../entry.ts';
 import { lowerCased } from '../http/index.ts';
@@ -43,7 +44,7 @@ async function forward(client: UpstreamClient, target: Target, toolName: string,
   try {
     answer = await client.send(
       { origin: target.origin, path: `${target.basePath}${built.path}`, method: operation.method as Dispatcher.HttpMethod, headers, body: built.body, maxResponseBytes: target.maxResponseBytes },
-      context.signal,
+      callEnd(context),
     );
   } catch (err) {
     throw connectionFailure(toolName, err);

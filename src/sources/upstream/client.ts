@@ -6,6 +6,7 @@
  * or `%2E%2E` in it stays data. The body is read up to a limit: a huge answer costs at most that.
  */
 import { Agent, type Dispatcher } from 'undici';
+import { Cancellation, type CancelListener } from '../../tools/context.ts';
 import type { ToolContext } from '../../tools/types.ts';
 
 /** The default cut-off of an upstream answer's body (a tools file may set `max_response_bytes`). */
@@ -65,23 +66,16 @@ export class UpstreamClient {
     return headers;
   }
 
-  async send(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamAnswer> {
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await this.#agent.request({
-        origin: request.origin,
-        path: request.path,
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-        signal,
-      });
-    } catch (err) {
-      throw new UpstreamConnectionError(describe(err));
-    }
-    const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
-    const { body, truncated } = await readCapped(response.body, request.maxResponseBytes, Number(response.headers['content-length'] ?? Number.NaN));
-    return { status: response.statusCode, contentType, body, truncated };
+  /**
+   * One request through the pool, ended early when the call ends (`end`: its deadline or
+   * cancellation). undici's `dispatch` with a small handler of our own: no response stream, no
+   * AbortController, no listener on an EventTarget per call.
+   */
+  send(request: UpstreamRequest, end: Cancellation | AbortSignal): Promise<UpstreamAnswer> {
+    return new Promise((resolve, reject) => {
+      const handler = new AnswerReader(request.maxResponseBytes, end, resolve, reject);
+      this.#agent.dispatch({ origin: request.origin, path: request.path, method: request.method, headers: request.headers, body: request.body }, handler);
+    });
   }
 
   close(): Promise<void> {
@@ -89,33 +83,98 @@ export class UpstreamClient {
   }
 }
 
-/** At most `limit` bytes of the body; the rest is not read (the connection is dropped instead). */
-async function readCapped(body: Dispatcher.ResponseData['body'], limit: number, declaredLength: number): Promise<{ body: Buffer; truncated: boolean }> {
-  if (declaredLength <= limit) {
-    // The usual answer: a declared length within the limit, read in one go.
-    try {
-      return { body: Buffer.from(await body.arrayBuffer()), truncated: false };
-    } catch (err) {
-      throw new UpstreamConnectionError(describe(err));
-    }
+/**
+ * Reads one answer as undici hands it over: the status, the content type and at most `limit` bytes
+ * of the body; past the limit the rest is not read (the connection is dropped instead). Settles
+ * once; what undici reports after that (the drop it was asked for) is ignored.
+ */
+class AnswerReader implements Dispatcher.DispatchHandler, CancelListener {
+  readonly #limit: number;
+  readonly #end: Cancellation | AbortSignal;
+  readonly #resolve: (answer: UpstreamAnswer) => void;
+  readonly #reject: (err: Error) => void;
+  #abort: ((reason?: Error) => void) | null = null;
+  #status = 0;
+  #contentType = '';
+  #chunks: Buffer[] = [];
+  #size = 0;
+  #settled = false;
+
+  constructor(limit: number, end: Cancellation | AbortSignal, resolve: (answer: UpstreamAnswer) => void, reject: (err: Error) => void) {
+    this.#limit = limit;
+    this.#end = end;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    if (end instanceof Cancellation) end.subscribe(this);
+    else if (end.aborted) this.onCancelled();
+    else end.addEventListener('abort', this.#onAbort);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      const bytes = chunk as Buffer;
-      if (size + bytes.length > limit) {
-        chunks.push(bytes.subarray(0, limit - size));
-        body.destroy();
-        return { body: Buffer.concat(chunks, limit), truncated: true };
-      }
-      chunks.push(bytes);
-      size += bytes.length;
-    }
-  } catch (err) {
-    throw new UpstreamConnectionError(describe(err));
+
+  readonly #onAbort = (): void => this.onCancelled();
+
+  /** The call ended: the request is dropped (at once, or as soon as undici starts it). */
+  onCancelled(): void {
+    const reason = (this.#end instanceof Cancellation ? this.#end.reason : (this.#end.reason as Error | undefined)) ?? new Error('the call ended');
+    this.#fail(reason);
+    this.#abort?.(reason);
   }
-  return { body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), truncated: false };
+
+  onConnect(abort: (reason?: Error) => void): void {
+    if (this.#settled) abort(new Error('the call ended'));
+    else this.#abort = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    if (statusCode < 200) return true; // 1xx: the answer comes after
+    this.#status = statusCode;
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      const name = rawHeaders[i]!;
+      if (name.length === 12 && this.#contentType === '' && name.toString().toLowerCase() === 'content-type')
+        this.#contentType = rawHeaders[i + 1]!.toString().toLowerCase();
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.#settled) return false;
+    if (this.#size + chunk.length > this.#limit) {
+      this.#chunks.push(chunk.subarray(0, this.#limit - this.#size));
+      this.#finish(Buffer.concat(this.#chunks, this.#limit), true);
+      this.#abort?.(new Error('the answer is larger than the limit'));
+      return false;
+    }
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+    return true;
+  }
+
+  onComplete(): void {
+    const chunks = this.#chunks;
+    this.#finish(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.#size), false);
+  }
+
+  onError(err: Error): void {
+    this.#fail(err);
+  }
+
+  #finish(body: Buffer, truncated: boolean): void {
+    if (this.#settled) return;
+    this.#settle();
+    this.#resolve({ status: this.#status, contentType: this.#contentType, body, truncated });
+  }
+
+  #fail(err: Error): void {
+    if (this.#settled) return;
+    this.#settle();
+    this.#reject(new UpstreamConnectionError(describe(err)));
+  }
+
+  #settle(): void {
+    this.#settled = true;
+    this.#chunks = [];
+    if (this.#end instanceof Cancellation) this.#end.unsubscribe(this);
+    else this.#end.removeEventListener('abort', this.#onAbort);
+  }
 }
 
 /** undici's errors name their cause in `code` (ECONNREFUSED, UND_ERR_SOCKET…) and sometimes `cause`. */
