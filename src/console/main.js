@@ -1,6 +1,7 @@
 // The console's entry point: asks for an API key or token when the service wants one, learns what it
 // may do (GET /caller), then shows one page at a time, chosen by the URL's #fragment.
 import { apiKey, problemText, request, UNAUTHORIZED } from './api.js';
+import { createApprovalsPage } from './approvals-page.js';
 import { createCallsPage } from './calls-page.js';
 import { h } from './dom.js';
 import { CallFeed } from './feed.js';
@@ -11,7 +12,7 @@ import { showServiceState } from './status.js';
 import { createTasksPage, hasTasks } from './tasks-page.js';
 import { createToolsPage } from './tools-page.js';
 
-const PAGES = ['tools', 'calls', 'sessions', 'tasks', 'ledger'];
+const PAGES = ['tools', 'calls', 'sessions', 'tasks', 'approvals', 'ledger'];
 const $ = (id) => document.getElementById(id);
 
 let pages = null;
@@ -53,6 +54,7 @@ async function openConsole(caller) {
     calls: createCallsPage($('page-calls'), context),
     sessions: createSessionsPage($('page-sessions'), context),
     tasks: createTasksPage($('page-tasks'), context),
+    approvals: createApprovalsPage($('page-approvals'), context),
     ledger: createLedgerPage($('page-ledger'), context),
   };
   const nav = $('nav');
