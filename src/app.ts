@@ -42,6 +42,7 @@ import { LedgerGuard } from './ledger/guard.ts';
 import { StagedSessionRunner } from './sessions/runner.ts';
 import { formatByName } from './formats/index.ts';
 import { answerCalls } from './http/answer-calls.ts';
+import { taskAccess } from './http/scope.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { TASK_SIGNALS_WAIT_MS, TaskRunner } from './tasks/runner.ts';
 import { CallFeed } from './calls/feed.ts';
@@ -164,7 +165,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await registerBuiltins(registry, {
       registry,
       store,
-      keys,
       provenance,
       workspaceRoot: config.workspaceRoot,
       results,
@@ -281,7 +281,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     store: store.tasks,
     registry,
     execute: (job, scope) => answerCalls(dispatcher, formatByName(job.format), job, scope),
-    callerOf: (id, user) => keys?.callerOf(id, user),
+    accessOf: taskAccess(keys, toolsets),
     ttlS: config.taskTtlS,
     timeoutMs: config.taskTimeoutMs,
     leaseMs: config.taskLeaseMs,

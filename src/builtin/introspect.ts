@@ -1,9 +1,9 @@
 /** Introspect tools (SPEC §2.2): what the caller may call, and what its session holds. */
 import { ownedSessions } from '../store/owned-sessions.ts';
-import type { ApiKeys } from '../callers/keys.ts';
 import { readPlan } from '../sessions/planning/plan.ts';
 import type { Store } from '../store/types.ts';
 import type { Provenance } from '../tools/provenance.ts';
+import { CallContext } from '../tools/context.ts';
 import { error, ok } from '../tools/define.ts';
 import { catalogHash, type ToolRegistry } from '../tools/registry.ts';
 import type { ToolDefinition } from '../tools/types.ts';
@@ -14,19 +14,18 @@ const MAX_EVENTS = 100;
 export interface IntrospectDeps {
   registry: ToolRegistry;
   store: Store;
-  keys: ApiKeys | null;
   provenance: Provenance;
 }
 
-function catalogTool({ registry, keys, provenance }: IntrospectDeps): ToolDefinition {
+function catalogTool({ registry, provenance }: IntrospectDeps): ToolDefinition {
   return {
     name: 'introspect_catalog',
     description: 'List the tools you may call, with the hash of each definition, its earlier versions, and the catalog hash.',
     parameters: { type: 'object', properties: {} },
     annotations: { read_only: true, destructive: false, idempotent: true, open_world: false },
     handler: async (_params, context) => {
-      const caller = context.caller === null || keys === null ? null : (keys.callerOf(context.caller, context.user) ?? null);
-      const tools = registry.list().filter((tool) => context.caller === null || (caller !== null && caller.allows(tool.name)));
+      // What the call may call: its key's tools, inside the toolset it was made in.
+      const tools = registry.list().filter((tool) => !(context instanceof CallContext) || context.mayCall(tool.name));
       await provenance.recorded();
       const versions = await Promise.all(tools.map((t) => provenance.versions(t.name)));
       return ok(

@@ -1,10 +1,13 @@
 /** The per-request part of an invocation: headers checked, deadline start, caller, disconnect signal. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import type { ApiKeys } from '../callers/keys.ts';
 import { InvalidHeader } from '../errors.ts';
+import type { TaskAccess, TaskJob } from '../tasks/view.ts';
 import { Cancellation, type CancelSource } from '../tools/context.ts';
 import type { InvocationScope } from '../tools/invoke.ts';
 import { SESSION_ID } from '../tools/session-handle.ts';
+import type { Toolsets } from '../toolsets/index.ts';
 
 export { SESSION_ID } from '../tools/session-handle.ts';
 const MAX_TIMEOUT_MS = 24 * 3600 * 1000;
@@ -66,10 +69,26 @@ export function scopeOf(request: FastifyRequest, reply: FastifyReply): Invocatio
     caller: request.caller?.id ?? null,
     principal: request.caller?.principal ?? null,
     ...((request.caller !== null || request.toolset !== null) && { allows: allowsOf(request)! }),
+    ...(request.toolset !== null && { toolset: { name: request.toolset.definition.name, search: request.toolset.search } }),
     ...(request.caller?.user && { user: request.caller.user }),
     timeoutMs: timeoutOf(request),
     receivedAt: Date.now(),
     log: request.log as unknown as Logger,
     cancellation: new Cancellation(new Disconnection(reply)),
+  };
+}
+
+/**
+ * Who a task's runs are and what they may call: its key's tools (a key removed from the keys file
+ * since may call nothing) inside the toolset it was started in (one the tools file no longer has: nothing).
+ */
+export function taskAccess(keys: ApiKeys | null, toolsets: Toolsets): (job: TaskJob) => TaskAccess {
+  return (job) => {
+    const caller = job.caller === null ? null : (keys?.callerOf(job.caller, job.user ?? null) ?? null);
+    const callerAllows = job.caller === null ? undefined : (caller?.mayCall ?? (() => false));
+    if (job.toolset === undefined) return { principal: caller?.principal ?? null, ...(callerAllows !== undefined && { allows: callerAllows }) };
+    const toolset = toolsets.view(job.toolset.name, job.toolset.search);
+    const inside = toolset === undefined ? () => false : toolset.allows;
+    return { principal: caller?.principal ?? null, allows: callerAllows === undefined ? inside : (tool) => callerAllows(tool) && inside(tool) };
   };
 }

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { NotFound } from '../errors.ts';
 import { problemResponses } from '../schemas.ts';
-import type { Caller } from '../callers/keys.ts';
+import { allowsOf } from '../http/scope.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import { TOOL_NAME } from '../tools/registry.ts';
 
@@ -44,11 +44,11 @@ const versionsSchema = {
 };
 
 export async function provenanceRoutes(app: FastifyInstance, { provenance }: { provenance: Provenance }): Promise<void> {
-  async function versionsOf(name: string, caller: Caller | null) {
+  async function versionsOf(name: string, allows: ((tool: string) => boolean) | undefined) {
     await provenance.recorded();
     // A name no tool can have is never looked up (it would only name a key that cannot exist);
-    // a tool outside the caller's allowlist does not exist for it.
-    const visible = TOOL_NAME.test(name) && (caller === null || caller.allows(name));
+    // a tool outside the caller's allowlist (or the request's toolset) does not exist for it.
+    const visible = TOOL_NAME.test(name) && (allows === undefined || allows(name));
     const versions = visible ? await provenance.versions(name) : [];
     if (versions.length === 0) throw new NotFound(`no tool named "${name.slice(0, 64)}" has been served`);
     return { name, versions };
@@ -71,10 +71,11 @@ export async function provenanceRoutes(app: FastifyInstance, { provenance }: { p
     async (request) => {
       const { hash } = request.params;
       // The static "hashes" segment shadows GET /tools/{name}/versions for a tool named "hashes".
-      if (hash === 'versions') return versionsOf('hashes', request.caller);
+      if (hash === 'versions') return versionsOf('hashes', allowsOf(request));
       await provenance.recorded();
       const found = TOOL_HASH.test(hash) ? await provenance.definition(hash) : null;
-      const kept = found !== null && (request.caller === null || request.caller.allows(String(found.definition.name))) ? found : null;
+      const allows = allowsOf(request);
+      const kept = found !== null && (allows === undefined || allows(String(found.definition.name))) ? found : null;
       if (kept === null) throw new NotFound(`no tool definition with hash "${hash.slice(0, 64)}" has been served`);
       return kept;
     },
@@ -91,7 +92,7 @@ export async function provenanceRoutes(app: FastifyInstance, { provenance }: { p
         response: { 200: versionsSchema, ...problemResponses(404, 503) },
       },
     },
-    async (request) => versionsOf(request.params.name, request.caller),
+    async (request) => versionsOf(request.params.name, allowsOf(request)),
   );
 
   app.post<{ Params: { name: string }; Body: { hash: string } }>(

@@ -1,6 +1,7 @@
 /** GET /tools and GET /tools/{name}: definitions in a provider's shape, with the catalog hash as ETag. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidQuery, NotFound } from '../errors.ts';
+import { allowsOf } from '../http/scope.ts';
 import { FORMAT_NAMES, formatByName, parseToolChoice, type Format } from '../formats/index.ts';
 import { documentOnly, ifNoneMatchHeaders, notModifiedResponse, problemResponses, toolListSchema } from '../schemas.ts';
 import type { Provenance } from '../tools/provenance.ts';
@@ -68,6 +69,14 @@ const toolsetListSchema = {
 const formatQuery = {
   type: 'object',
   properties: { format: { type: 'string', enum: [...FORMAT_NAMES], description: 'the provider whose shape the definitions take (default native)' } },
+};
+
+const oneQuery = {
+  type: 'object',
+  properties: {
+    ...formatQuery.properties,
+    toolset: { type: 'string', description: 'only a tool of this toolset (as X-Toolset); outside it, 404 as for an unknown tool' },
+  },
 };
 
 const listQuery = {
@@ -146,15 +155,15 @@ export async function toolRoutes(
         operationId: 'getTool',
         tags: ['discovery'],
         params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
-        querystring: formatQuery,
+        querystring: oneQuery,
         headers: ifNoneMatchHeaders,
         response: { 200: { type: 'object', additionalProperties: true }, ...notModifiedResponse, ...problemResponses(400, 404, 503) },
       },
     },
     async (request, reply) => {
       const format = formatByName(request.query.format ?? 'native');
-      const allowed = request.caller === null || request.caller.allows(request.params.name);
-      const tool = allowed ? registry.get(request.params.name) : undefined;
+      const allows = allowsOf(request);
+      const tool = allows === undefined || allows(request.params.name) ? registry.get(request.params.name) : undefined;
       if (tool === undefined) throw new NotFound(`no tool named "${request.params.name.slice(0, 64)}"`);
       await provenance.recorded();
       return sendCached(request, reply, entityTag(tool.hash, format, undefined), JSON.stringify(format.renderTool(tool)));

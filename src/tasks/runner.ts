@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Caller, UserIdentity } from '../callers/keys.ts';
+import type { Caller } from '../callers/keys.ts';
 import { problemOf } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
 import type { EndStatus, LapseOutcomes, TaskListScope, TaskPage, TaskRecord, TaskStore } from '../store/tasks.ts';
@@ -18,15 +18,15 @@ import type { InvocationScope } from '../tools/invoke.ts';
 import { ProgressThrottle } from '../tools/progress.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { captureTraceLink, runLinked } from '../tracing/index.ts';
-import { inputOf, newTaskId, type TaskError, type TaskHead, type TaskInput, type TaskJob, type TaskOutcome, type TaskView } from './view.ts';
+import { inputOf, newTaskId, type TaskAccess, type TaskError, type TaskHead, type TaskInput, type TaskJob, type TaskOutcome, type TaskView } from './view.ts';
 
 export interface TaskRunnerOptions {
   store: TaskStore;
   registry: ToolRegistry;
   /** Runs a job's calls through the dispatcher and answers the JSON the synchronous request would. */
   execute: (job: TaskJob, scope: InvocationScope) => Promise<object>;
-  /** The API key of an id (its tool allowlist); undefined for a key no longer configured. */
-  callerOf: (id: string, user: UserIdentity | null) => Caller | undefined;
+  /** Who a job runs as and what it may call: its key's tools inside its toolset (a key or toolset gone since: nothing). */
+  accessOf: (job: TaskJob) => TaskAccess;
   ttlS: number;
   /** The deadline of a task whose caller and tool set none. */
   timeoutMs: number;
@@ -328,16 +328,15 @@ export class TaskRunner {
         .progress(id, this.replica, JSON.stringify(total === undefined ? { done } : { done, total }))
         .catch((err: unknown) => log.debug({ err, task: id }, 'task progress not kept'));
     }, PROGRESS_WRITE_MS);
-    const caller = job.caller === null ? null : this.#o.callerOf(job.caller, job.user ?? null);
+    const access = this.#o.accessOf(job);
     const scope: InvocationScope = {
       requestId: job.requestId,
       sessionId: job.sessionId,
       ...(job.sessionSource !== undefined && { sessionSource: job.sessionSource }),
       caller: job.caller,
-      principal: caller?.principal ?? null,
+      principal: access.principal,
       ...(job.user !== undefined && { user: job.user }),
-      // A key removed from the keys file since may call nothing.
-      ...(job.caller !== null && { allows: caller?.mayCall ?? (() => false) }),
+      ...(access.allows !== undefined && { allows: access.allows }),
       timeoutMs: job.timeoutMs,
       defaultTimeoutMs: job.timeoutMs ?? this.#o.timeoutMs,
       receivedAt: job.receivedAt,

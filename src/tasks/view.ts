@@ -3,9 +3,10 @@
  * HTTP task object of SPEC §11 and the MCP `Task` of the 2025-11-25 revision.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { Principal } from '../callers/principal.ts';
 import { isObject } from '../json.ts';
 import type { TaskRecord, TaskStatus } from '../store/tasks.ts';
-import type { InvocationScope, ToolCall } from '../tools/invoke.ts';
+import type { InvocationScope, ToolCall, ToolsetRef } from '../tools/invoke.ts';
 import type { UserIdentity } from '../tools/types.ts';
 import type { TraceLink } from '../tracing/index.ts';
 
@@ -20,6 +21,8 @@ export interface TaskJob {
   /** Where the session id came from (an MCP connection's gives way to a session_id argument). */
   sessionSource?: InvocationScope['sessionSource'];
   caller: string | null;
+  /** The toolset the task was started in: every run of it (resumed, approved, retried) stays inside it. */
+  toolset?: ToolsetRef;
   /** The verified user the task runs for (`context.user`, and what their access rules allow). */
   user?: UserIdentity;
   /** The caller's X-Timeout-Ms, counted from `receivedAt`. */
@@ -30,6 +33,12 @@ export interface TaskJob {
   trace?: TraceLink;
   /** Answers given to the task's input requests, for the run after a resume (scope.inputResponses). */
   inputResponses?: Record<string, unknown>;
+}
+
+/** Who runs a task's calls, and what they may call (absent: every tool). */
+export interface TaskAccess {
+  principal: Principal | null;
+  allows?: (tool: string) => boolean;
 }
 
 /**
@@ -68,6 +77,7 @@ export function taskJobOf(format: string, turn: boolean, calls: readonly ToolCal
     ...(scope.sessionSource !== undefined && { sessionSource: scope.sessionSource }),
     caller: scope.caller,
     ...(scope.user !== undefined && { user: scope.user }),
+    ...(scope.toolset !== undefined && { toolset: scope.toolset }),
     timeoutMs: scope.timeoutMs,
     receivedAt: scope.receivedAt,
     requestId: scope.requestId,

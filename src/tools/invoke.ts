@@ -17,7 +17,7 @@ import {
 import type { ToolRegistry } from './registry.ts';
 import type { NestedResult } from './types.ts';
 
-export type { FinishedCall, InvocationScope, ToolCall } from './pipeline/index.ts';
+export type { FinishedCall, InvocationScope, ToolCall, ToolsetRef } from './pipeline/index.ts';
 export type DispatcherOptions = PipelineOptions;
 
 const MAX_NESTING = 8;

@@ -54,7 +54,7 @@ describe.each(['memory', 'redis'] as const)('tasks waiting for input (%s)', (kin
           store,
           registry: new ToolRegistry(),
           execute: gated(runs),
-          callerOf: () => undefined,
+          accessOf: () => ({ principal: null }),
           ttlS: 60,
           timeoutMs: 60_000,
           leaseMs: 60_000,

@@ -25,6 +25,8 @@ const TOOLS_FILE = `toolsets:
     tools: ["echo", "fails"]
     discovery: search
     always: ["counter"]
+  inspector:
+    tools: ["echo", "introspect_catalog"]
 `;
 
 const sha = (secret: string) => createHash('sha256').update(secret).digest('hex');
@@ -163,6 +165,52 @@ describe('tool_search and tool_invoke', () => {
   });
 });
 
+describe('what a toolset keeps out', () => {
+  const ended = async (id: string) => (await get(app, `/tasks/${id}?wait_ms=20000`)).body;
+
+  it('keeps a task started in a toolset inside it: its calls and its tool_invoke', async () => {
+    const start = async (body: unknown) => {
+      const created = await post(app, body, { 'x-toolset': 'finder', prefer: 'respond-async' });
+      expect(created.status).toBe(202);
+      return ended(created.body.task_id as string);
+    };
+    const inside = await start({ name: 'tool_invoke', arguments: { name: 'echo', arguments: { text: 'in a task' } } });
+    expect(inside).toMatchObject({ status: 'completed', result: { success: true, value: { text: 'in a task' } } });
+    const outside = await start({ name: 'tool_invoke', arguments: { name: 'writes_many', arguments: {} } });
+    expect(outside.result.error.code).toBe('unknown_tool');
+    expect((await start({ name: 'writes_many', arguments: {} })).result.error.code).toBe('unknown_tool');
+  });
+
+  it('keeps a task started over /mcp/{toolset} inside it', async () => {
+    const call = async (args: unknown) => {
+      const created = await post(
+        app,
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'tool_invoke', arguments: args, task: { ttl: 60_000 } } },
+        { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        '/mcp/finder',
+      );
+      return ended(created.body.result.task.taskId as string);
+    };
+    expect((await call({ name: 'echo', arguments: { text: 'mcp task' } })).result.success).toBe(true);
+    expect((await call({ name: 'writes_many', arguments: {} })).result.error.code).toBe('unknown_tool');
+  });
+
+  it('answers 404 from GET /tools/{name} for a tool outside the toolset, as for an unknown tool', async () => {
+    expect((await get(app, '/tools/echo?toolset=support')).status).toBe(200);
+    expect((await get(app, '/tools/writes_many?toolset=support')).status).toBe(404);
+    expect((await get(app, '/tools/writes_many', { 'x-toolset': 'support' })).status).toBe(404);
+    expect((await get(app, '/tools/writes_many/versions', { 'x-toolset': 'support' })).status).toBe(404);
+    expect((await get(app, '/tools/writes_many')).status).toBe(200);
+    expect((await get(app, '/tools/echo?toolset=nope')).status).toBe(404);
+  });
+
+  it('lists only the toolset in introspect_catalog', async () => {
+    const listed = await post(app, { name: 'introspect_catalog', arguments: {} }, { 'x-toolset': 'inspector' });
+    expect(names(listed.body.value.tools)).toEqual(['echo', 'introspect_catalog']);
+    expect((await post(app, { name: 'introspect_catalog', arguments: {} })).body.value.tools.length).toBeGreaterThan(2);
+  });
+});
+
 describe('/mcp/{toolset}', () => {
   const rpc = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
     const response = await app.inject({
@@ -243,6 +291,8 @@ describe('API keys bound to toolsets', () => {
     expect((await get(keyed, '/tools?toolset=writers', auth)).status).toBe(404);
     expect((await post(keyed, { name: 'writes_many', arguments: {} }, auth)).body.error.code).toBe('unknown_tool');
     expect((await post(keyed, { name: 'echo', arguments: { text: 'x' } }, auth)).body.success).toBe(true);
+    expect((await get(keyed, '/tools/writes_many', auth)).status).toBe(404);
+    expect((await get(keyed, '/tools/echo', auth)).status).toBe(200);
   });
 
   it('refuses to start when a key names a toolset the tools file does not define', async () => {

@@ -10,13 +10,13 @@ const MAX_FUNCTION_LINES = 100;
 const MAX_FILE_LINES = 350;
 /** Today's offenders and their size (as formatted by Prettier): each may shrink, none may grow, and no new one may appear. */
 const KNOWN: Record<string, number> = {
-  'app.ts buildApp': 193,
+  'app.ts buildApp': 192,
   'routes/mcp.ts': 377,
   'routes/mcp.ts mcpRoutes': 255,
   'routes/mcp.ts <anonymous:245>': 105,
   'routes/connections.ts connectionRoutes': 201,
   'routes/approvals.ts approvalRoutes': 121,
-  'tasks/runner.ts': 415,
+  'tasks/runner.ts': 414,
   'tools/registry.ts': 364,
 };
 

@@ -23,6 +23,12 @@ export interface ToolCall {
   idempotencyKey?: string | null;
 }
 
+/** A toolset by name, as a request chose it: `search` when its listing is the search built-ins. */
+export interface ToolsetRef {
+  name: string;
+  search: boolean;
+}
+
 /** Who calls and under which limits; shared by the calls of one request. */
 export interface InvocationScope {
   requestId: string;
@@ -37,6 +43,8 @@ export interface InvocationScope {
   user?: UserIdentity;
   /** The caller's tool allowlist; a tool it refuses does not exist for this call. Absent = every tool. */
   allows?: (toolName: string) => boolean;
+  /** The toolset the request named (X-Toolset, ?toolset=, /mcp/{toolset}); a task keeps it, so its runs stay inside it. */
+  toolset?: ToolsetRef;
   /** The caller's X-Timeout-Ms, counted from `receivedAt` (epoch ms). */
   timeoutMs: number | null;
   /** The limit of a tool that sets none, when not the pipeline's (a task's is TASK_TIMEOUT_MS). */
