@@ -56,6 +56,8 @@ export function upstreamDefinition(tool: Tool, config: McpSourceConfig): Upstrea
 
 /** Whether the text already is the structured value's JSON (servers send both for old clients). */
 function repeats(text: string, value: unknown): boolean {
+  // An object's JSON starts with its bracket: most texts are not JSON at all, and a failed parse throws (costly per call).
+  if (typeof value === 'object' && value !== null && text.trimStart()[0] !== (Array.isArray(value) ? '[' : '{')) return false;
   try {
     return canonicalJson(JSON.parse(text)) === canonicalJson(value);
   } catch {
