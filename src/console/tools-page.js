@@ -1,64 +1,191 @@
-// Tools: the searchable catalog; a tool's description, schema, examples, hash and versions; a form
-// built from its schema that runs the call in a chosen provider format and shows the answer.
+// Tools: the catalog grouped by source or by toolset (a group's links are built when it opens, so
+// thousands of tools render at once), a health strip per upstream, a search box — the service's
+// ranked search (GET /tools/search) once the catalog is large — and a tool's detail with a form to try it.
 import { problemText, request } from './api.js';
-import { callBody, curlCommand, FORMATS } from './call-shapes.js';
-import { add, clear, clockTime, duration, h, jsonBlock, jsonText, notice, outcomeBadge, textBlock, uid } from './dom.js';
-import { schemaForm } from './schema-form.js';
+import { add, clear, h, notice } from './dom.js';
+import { healthChips } from './source-health.js';
+import { createCatalog } from './tool-catalog.js';
+import { toolDetail } from './tool-detail.js';
+
+/** From this many tools, searching asks the service (ranked, with scores) instead of matching words here. */
+export const SERVER_SEARCH_FROM = 60;
+const SEARCH_LIMIT = 50;
+const SEARCH_DELAY_MS = 150;
+const KIND_TEXT = { builtin: 'Built into toolport', plugin: 'Plugin', http: 'HTTP tools', openapi: 'OpenAPI document', mcp: 'MCP server' };
+/** How often the health strip is read again while the page is shown. */
+const HEALTH_EVERY_MS = 10_000;
 
 export function createToolsPage(section, context) {
+  /** @type {any[]} */
   let tools = [];
+  const byName = new Map();
   let current = null;
-  const search = h('input', { id: 'tool-search', type: 'search', placeholder: 'Name or description', autocomplete: 'off', 'aria-controls': 'tool-list' });
-  const count = h('p', { class: 'muted small', role: 'status' });
-  const list = h('ul', { id: 'tool-list', class: 'tool-list' });
+  /** GET /sources rows; null until read (or when the service has no such route). */
+  let sources = null;
+  /** GET /toolsets rows. */
+  let toolsets = [];
+  /** The chosen toolset's listing (GET /tools?toolset=): names, or null for the whole catalog. */
+  let toolsetNames = null;
+  let searchRun = 0;
+  let searchTimer = null;
+  let healthTimer = null;
+
+  const search = h('input', { id: 'tool-search', type: 'search', placeholder: 'What should the tool do?', autocomplete: 'off', 'aria-controls': 'tool-list' });
+  const groupBy = h('select', { id: 'tool-group-by' }, h('option', { value: 'source' }, 'Source'), h('option', { value: 'toolset' }, 'Toolset'));
+  const toolsetPick = h('select', { id: 'tool-toolset' }, h('option', { value: '' }, 'All tools'));
+  const count = h('p', { class: 'muted small', role: 'status', id: 'tool-count' });
+  const catalog = createCatalog();
+  const strip = h('ul', { class: 'health-strip', id: 'health-strip', 'aria-label': 'Upstream health', hidden: true });
   const detail = h('article', { class: 'tool-detail', 'aria-live': 'polite' }, notice('Choose a tool.'));
   add(
     section,
+    h('section', { class: 'health', 'aria-label': 'Upstream health' }, strip),
     h(
       'div',
       { class: 'split' },
       h(
         'aside',
         { class: 'catalog', 'aria-label': 'Catalog' },
+        h(
+          'div',
+          { class: 'row catalog-controls' },
+          h('div', { class: 'field' }, h('label', { for: 'tool-group-by' }, 'Group by'), groupBy),
+          h('div', { class: 'field' }, h('label', { for: 'tool-toolset' }, 'Toolset'), toolsetPick),
+        ),
         h('div', { class: 'field' }, h('label', { for: 'tool-search' }, 'Search tools'), search),
         count,
-        h('nav', { 'aria-label': 'Tools' }, list),
+        h('nav', { 'aria-label': 'Tools' }, catalog.element),
       ),
       detail,
     ),
   );
-  search.addEventListener('input', () => renderList());
 
   // main.js reads the catalog once (GET /tools): this key's tools.
   const answer = context.tools;
   if (answer.ok) tools = answer.data.tools;
   else detail.replaceChildren(notice(`The catalog could not be read: ${problemText(answer)}`, 'alert'));
+  for (const tool of tools) byName.set(tool.name, tool);
   context.tools = tools;
+  const ranked = () => tools.length >= SERVER_SEARCH_FROM;
 
-  function renderList() {
-    const words = search.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
-    const shown = tools.filter((t) => words.every((w) => `${t.name} ${t.description}`.toLowerCase().includes(w)));
-    count.textContent = `${shown.length} of ${tools.length} tools`;
-    list.replaceChildren(
-      ...shown.map((t) =>
-        h(
-          'li',
-          {},
-          h(
-            'a',
-            { href: `#tools/${encodeURIComponent(t.name)}`, 'aria-current': current === t.name ? 'true' : null },
-            h('span', { class: 'tool-name' }, t.name),
-            h('span', { class: 'tool-desc' }, t.description),
-          ),
-        ),
-      ),
-    );
+  search.addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    if (search.value.trim() === '' || !ranked()) return renderList();
+    searchTimer = setTimeout(renderList, SEARCH_DELAY_MS);
+  });
+  groupBy.addEventListener('change', () => renderList());
+  toolsetPick.addEventListener('change', () => void chooseToolset(toolsetPick.value));
+
+  /** The tools shown: the whole catalog, or the chosen toolset's listing. */
+  const visible = () => (toolsetNames === null ? tools : toolsetNames.map((name) => byName.get(name)).filter(Boolean));
+
+  function groups() {
+    const shown = visible();
+    const names = new Set(shown.map((t) => t.name));
+    const rows = groupBy.value === 'toolset' ? toolsetGroups() : sourceGroups();
+    const result = [];
+    const placed = new Set();
+    for (const row of rows) {
+      const members = row.tools.filter((name) => names.has(name)).map((name) => byName.get(name));
+      for (const tool of members) placed.add(tool.name);
+      if (members.length > 0) result.push({ ...row, tools: members });
+    }
+    const rest = shown.filter((t) => !placed.has(t.name));
+    const restTitle = groupBy.value === 'toolset' ? 'In no toolset' : result.length === 0 ? 'All tools' : 'Other tools';
+    if (rest.length > 0) result.push({ key: 'other', title: restTitle, tools: rest });
+    return result;
   }
+
+  function sourceGroups() {
+    return (sources ?? []).map((s) => ({
+      key: `source:${s.name}`,
+      title: s.name,
+      note: KIND_TEXT[s.kind],
+      state: s.kind === 'builtin' || s.kind === 'plugin' ? undefined : s.state,
+      tools: s.tools,
+    }));
+  }
+
+  function toolsetGroups() {
+    return toolsets.map((t) => ({ key: `toolset:${t.name}`, title: t.name, note: t.description ?? undefined, tools: t.tools }));
+  }
+
+  async function renderList() {
+    const query = search.value.trim();
+    const run = ++searchRun;
+    if (query === '') {
+      const shown = groups();
+      count.textContent = `${visible().length} tools in ${shown.length} groups`;
+      catalog.showGroups(shown, current, visible().length < SERVER_SEARCH_FROM);
+      return;
+    }
+    if (!ranked()) {
+      const words = query.toLowerCase().split(/\s+/);
+      const found = visible().filter((t) => words.every((w) => `${t.name} ${t.description}`.toLowerCase().includes(w)));
+      count.textContent = `${found.length} of ${visible().length} tools`;
+      catalog.showResults(
+        found.map((tool) => ({ tool })),
+        current,
+      );
+      return;
+    }
+    const scope = toolsetPick.value ? `&toolset=${encodeURIComponent(toolsetPick.value)}` : '';
+    const found = await request(`/tools/search?q=${encodeURIComponent(query)}&limit=${SEARCH_LIMIT}${scope}`);
+    if (run !== searchRun) return; // a later keystroke has asked again
+    if (!found.ok) {
+      count.textContent = `The search failed: ${problemText(found)}`;
+      catalog.showResults([], current);
+      return;
+    }
+    const results = found.data.tools.map((tool) => ({ tool: byName.get(tool.name) ?? tool, score: tool.score }));
+    count.textContent = `${results.length} best matches of ${visible().length} tools, ranked by the service`;
+    catalog.showResults(results, current);
+  }
+
+  async function chooseToolset(name) {
+    if (name === '') toolsetNames = null;
+    else {
+      const listing = await request(`/tools?toolset=${encodeURIComponent(name)}`);
+      if (!listing.ok) {
+        count.textContent = `The toolset could not be read: ${problemText(listing)}`;
+        return;
+      }
+      toolsetNames = listing.data.tools.map((t) => t.name);
+    }
+    await renderList();
+  }
+
+  async function readSources() {
+    const answer = await request('/sources');
+    if (!answer.ok) return;
+    sources = answer.data.sources;
+    const chips = healthChips(sources, (row) => {
+      groupBy.value = 'source';
+      search.value = '';
+      void renderList().then(() => catalog.open(`source:${row.name}`));
+    });
+    strip.replaceChildren(...chips);
+    strip.hidden = chips.length === 0;
+  }
+
+  async function readToolsets() {
+    const answer = await request('/toolsets');
+    toolsets = answer.ok ? answer.data.toolsets : [];
+    toolsetPick.replaceChildren(
+      h('option', { value: '' }, 'All tools'),
+      ...toolsets.map((t) => h('option', { value: t.name }, `${t.name} (${t.tools.length})`)),
+    );
+    toolsetPick.disabled = toolsets.length === 0;
+    /** @type {HTMLOptionElement} */ (groupBy.options[1]).disabled = toolsets.length === 0;
+  }
+
+  // Sources and toolsets are read once the page is first shown; until then the catalog is one group.
+  const ready = answer.ok ? Promise.all([readSources(), readToolsets()]).then(() => renderList()) : Promise.resolve();
 
   function show(name) {
     current = name ?? null;
-    renderList();
-    const tool = tools.find((t) => t.name === current);
+    catalog.select(current);
+    const tool = byName.get(current);
     if (tool === undefined) {
       detail.replaceChildren(notice(current ? `No tool named "${current}" for this key.` : 'Choose a tool from the catalog.'));
       return;
@@ -67,220 +194,15 @@ export function createToolsPage(section, context) {
   }
 
   return {
-    enter(param) {
+    async enter(param) {
       if (!answer.ok) return;
+      await ready;
       show(param ? decodeURIComponent(param) : tools[0]?.name);
+      healthTimer ??= setInterval(() => void readSources(), HEALTH_EVERY_MS);
+    },
+    leave() {
+      clearInterval(healthTimer);
+      healthTimer = null;
     },
   };
-}
-
-function toolDetail(tool, context) {
-  const versions = h('ol', { class: 'versions' }, h('li', { class: 'muted' }, 'loading…'));
-  void request(`/tools/${encodeURIComponent(tool.name)}/versions`).then((answer) => {
-    const rows = answer.ok ? answer.data.versions : [];
-    versions.replaceChildren(
-      ...(rows.length === 0
-        ? [h('li', { class: 'muted' }, answer.ok ? 'none recorded' : problemText(answer))]
-        : rows.map((v) =>
-            h(
-              'li',
-              {},
-              h('code', {}, v.hash.slice(0, 16)),
-              ' ',
-              h('span', { class: 'muted' }, `first served ${new Date(v.first_served_at).toLocaleString()}${v.pending ? ' · pending review' : ''}`),
-            ),
-          )),
-    );
-  });
-  const facts = [
-    ['Hash', h('code', { class: 'hash' }, tool.hash)],
-    tool.annotations
-      ? [
-          'Annotations',
-          Object.entries(tool.annotations)
-            .map(([k, v]) => `${k}: ${v}`)
-            .join(', '),
-        ]
-      : null,
-    tool.idempotency
-      ? [
-          'Idempotency',
-          `${tool.idempotency.strategy}, scope ${tool.idempotency.scope ?? 'session'}${tool.idempotency.ttl_s ? `, ${tool.idempotency.ttl_s} s` : ''}`,
-        ]
-      : null,
-    tool.timeout_ms ? ['Time limit', `${tool.timeout_ms} ms`] : null,
-  ].filter(Boolean);
-  const tryIt = tryForm(tool, context);
-  return [
-    h('header', { class: 'tool-head' }, h('h2', {}, tool.name), h('p', {}, tool.description)),
-    h(
-      'dl',
-      { class: 'facts' },
-      facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
-    ),
-    h('details', {}, h('summary', {}, 'Versions'), versions),
-    h(
-      'details',
-      {},
-      h('summary', {}, 'JSON Schema of the arguments'),
-      jsonBlock(tool.parameters, `${tool.name} arguments schema`),
-      tool.result ? [h('p', {}, 'Result schema'), jsonBlock(tool.result, `${tool.name} result schema`)] : null,
-    ),
-    (tool.examples ?? []).length > 0
-      ? h(
-          'section',
-          { class: 'examples', 'aria-label': 'Examples' },
-          h('h3', {}, 'Examples'),
-          h(
-            'ul',
-            {},
-            tool.examples.map((example, i) =>
-              h(
-                'li',
-                {},
-                h('p', {}, example.description),
-                h('button', { type: 'button', class: 'small', onclick: () => tryIt.fill(example.input) }, `Use example ${i + 1}`),
-                h('details', {}, h('summary', {}, 'Input and output'), jsonBlock(example.input, 'example input'), jsonBlock(example.output, 'example output')),
-              ),
-            ),
-          ),
-        )
-      : null,
-    tryIt.element,
-  ];
-}
-
-function tryForm(tool, context) {
-  const form = schemaForm(tool.parameters);
-  const formatId = uid('format');
-  const sessionId = uid('session');
-  const jsonId = uid('json');
-  const format = h(
-    'select',
-    { id: formatId, name: 'format' },
-    FORMATS.map((f) => h('option', { value: f.name }, f.label)),
-  );
-  const session = h('input', {
-    id: sessionId,
-    name: 'session',
-    type: 'text',
-    autocomplete: 'off',
-    pattern: '[A-Za-z0-9._:\\-]{1,128}',
-    placeholder: 'optional',
-  });
-  const asJson = h('input', { id: jsonId, type: 'checkbox' });
-  const jsonArea = h('textarea', { class: 'mono', rows: 8, spellcheck: 'false', 'aria-label': 'Arguments as JSON', hidden: true });
-  const errors = h('div', { role: 'alert', class: 'error' });
-  const run = h('button', { type: 'submit', class: 'primary' }, 'Run');
-  const output = h('div', { class: 'answer', 'aria-live': 'polite' });
-
-  asJson.addEventListener('change', () => {
-    if (asJson.checked) jsonArea.value = jsonText(form.read().value ?? {});
-    else {
-      try {
-        form.fill(JSON.parse(jsonArea.value || '{}'));
-      } catch {
-        asJson.checked = true;
-        errors.textContent = 'The JSON is not valid: fix it before going back to the form.';
-        return;
-      }
-    }
-    errors.textContent = '';
-    form.element.hidden = asJson.checked;
-    jsonArea.hidden = !asJson.checked;
-  });
-
-  const element = h(
-    'form',
-    { class: 'try', 'aria-label': `Try ${tool.name}`, novalidate: true },
-    h('h3', {}, 'Try it'),
-    form.element,
-    h('div', { class: 'field inline' }, asJson, h('label', { for: jsonId }, 'Edit the arguments as JSON')),
-    jsonArea,
-    h(
-      'div',
-      { class: 'row' },
-      h('div', { class: 'field' }, h('label', { for: formatId }, 'Provider format'), format),
-      h('div', { class: 'field' }, h('label', { for: sessionId }, 'Session id (X-Session-Id)'), session),
-    ),
-    errors,
-    h('div', {}, run),
-    output,
-  );
-
-  element.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    let args;
-    if (asJson.checked) {
-      try {
-        args = JSON.parse(jsonArea.value || '{}');
-      } catch (err) {
-        errors.textContent = `The arguments are not valid JSON: ${err.message}`;
-        return;
-      }
-    } else {
-      const got = form.read();
-      if (got.errors.length > 0) {
-        errors.textContent = got.errors.join('; ');
-        return;
-      }
-      args = got.value;
-    }
-    errors.textContent = '';
-    const id = `console_${Math.random().toString(36).slice(2, 10)}`;
-    const body = callBody(format.value, tool.name, args, id);
-    const path = `/tools/invoke?format=${format.value}`;
-    const headers = session.value.trim() ? { 'x-session-id': session.value.trim() } : {};
-    run.disabled = true;
-    output.replaceChildren(notice('Running…'));
-    const answer = await request(path, { method: 'POST', body, headers });
-    run.disabled = false;
-    const curl = curlCommand({ url: `${location.origin}${path}`, body, sessionId: session.value.trim(), keyed: context.caller.keys_required });
-    output.replaceChildren(...renderAnswer(answer, curl));
-  });
-  return { element, fill: (value) => (asJson.checked ? (jsonArea.value = jsonText(value)) : form.fill(value)) };
-}
-
-function renderAnswer(answer, curl) {
-  const copy = h('button', { type: 'button', class: 'small' }, 'Copy curl');
-  copy.addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(curl);
-      copy.textContent = 'Copied';
-    } catch {
-      copy.textContent = 'Select the text to copy';
-    }
-    setTimeout(() => (copy.textContent = 'Copy curl'), 2000);
-  });
-  const curlPart = h(
-    'section',
-    { class: 'panel', 'aria-label': 'Equivalent curl' },
-    h('div', { class: 'panel-head' }, h('h4', {}, 'curl'), copy),
-    textBlock(curl, 'equivalent curl command'),
-  );
-  if (!answer.ok)
-    return [h('p', { class: 'error', role: 'alert' }, `HTTP ${answer.status} — ${problemText(answer)}`), jsonBlock(answer.data, 'problem details'), curlPart];
-  const result = answer.data;
-  return [
-    h(
-      'p',
-      { class: 'summary', id: 'answer-summary' },
-      outcomeBadge(result.error?.code ?? 'success'),
-      ' ',
-      result.replayed ? h('span', { class: 'badge' }, 'replayed') : null,
-      ' ',
-      h('span', { class: 'muted' }, `${duration(result.duration_ms)} · ${clockTime(new Date().toISOString())}`),
-    ),
-    h(
-      'section',
-      { class: 'panel', 'aria-label': 'Result' },
-      h('h4', {}, 'Result'),
-      h('p', { class: 'message' }, result.message),
-      jsonBlock(result.value, 'result value'),
-    ),
-    h('section', { class: 'panel', 'aria-label': 'Content' }, h('h4', {}, 'content'), textBlock(result.content, 'content for the model')),
-    h('section', { class: 'panel', 'aria-label': 'Tool message' }, h('h4', {}, 'tool_message'), jsonBlock(result.tool_message, 'tool message')),
-    curlPart,
-    h('details', {}, h('summary', {}, 'The whole answer'), jsonBlock(result, 'whole answer')),
-  ];
 }

@@ -1,0 +1,237 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+/**
+ * The console's Tools page with a large real catalog, in headless Chromium: GitHub's whole REST
+ * API (npm `@octokit/openapi`, 1,223 operations) beside a small Petstore and an upstream that is
+ * gone. Grouped by source and by toolset, groups built only when opened; the service's ranked
+ * search with scores; a health strip per upstream; one column at 390 px with no sideways scroll.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Page } from 'puppeteer-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { makeApp } from '../helpers/app.ts';
+import { launchChromium, type TestBrowser } from '../helpers/browser.ts';
+import { toolOf } from '../helpers/github-queries.ts';
+import { PETSTORE_DOCUMENT, startPetstore, type Petstore } from '../helpers/petstore.ts';
+import { startNodeServer, type NodeServer } from '../helpers/upstreams.ts';
+
+const GITHUB_DOCUMENT = createRequire(import.meta.url).resolve('@octokit/openapi/generated/api.github.com.json');
+
+describe('the Tools page with a large catalog', { timeout: 120_000 }, () => {
+  let app: FastifyInstance;
+  let base: string;
+  let github: NodeServer;
+  let petstore: Petstore;
+  let chromium: TestBrowser;
+  let githubTools = 0;
+  const pageErrors: string[] = [];
+  /** Numbers measured here, printed once at the end (the page's render times on this machine). */
+  const measured: Record<string, number> = {};
+
+  beforeAll(async () => {
+    github = await startNodeServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    petstore = await startPetstore();
+    const gone = await startNodeServer((_req, res) => res.end());
+    await gone.stop();
+    const folder = await mkdtemp(join(tmpdir(), 'toolport-console-tools-'));
+    const file = join(folder, 'tools.yaml');
+    await writeFile(
+      file,
+      `openapi:
+  - source: github
+    spec: ${GITHUB_DOCUMENT}
+    base_url: "${github.url}"
+  - source: petstore
+    spec: ${PETSTORE_DOCUMENT}
+    base_url: "${petstore.url}/api/v3"
+    include: [getInventory, getPetById, findPetsByStatus]
+  - source: gone
+    spec: ${PETSTORE_DOCUMENT}
+    base_url: "${gone.url}/api/v3"
+    include: [getInventory]
+toolsets:
+  pets:
+    description: The pet store.
+    tools: ["petstore_*"]
+  triage:
+    tools: ["github_issues_*"]
+`,
+    );
+    app = await makeApp('memory', { env: { TOOLS_FILE: file } });
+    base = await app.listen({ port: 0, host: '127.0.0.1' });
+    githubTools = app.toolport.registry.list().filter((t) => t.name.startsWith('github_')).length;
+    chromium = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    console.log(`Tools page (${githubTools} GitHub tools): ${JSON.stringify(measured)}`);
+    await chromium?.close();
+    await app?.close();
+    await github?.stop();
+    await petstore?.stop();
+  });
+  afterEach(() => {
+    expect(pageErrors.splice(0)).toEqual([]);
+  });
+
+  async function openTools(fragment = 'tools', width = 1280, height = 800): Promise<Page> {
+    const page = await chromium.browser.newPage();
+    page.setDefaultTimeout(15_000);
+    page.on('pageerror', (err) => pageErrors.push(String((err as Error).message ?? err)));
+    await page.setViewport({ width, height });
+    const started = Date.now();
+    await page.goto(`${base}/console#${fragment}`);
+    await page.waitForSelector('details.tool-group[data-group="source:github"]');
+    measured[`page ready at ${width} px (ms)`] = Date.now() - started;
+    return page;
+  }
+
+  const call = (name: string) =>
+    fetch(`${base}/tools/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, arguments: {} }) });
+
+  it('groups 1,200+ tools by source, building only the open groups, and opens a group of 1,200 a hundred at a time', async () => {
+    expect(githubTools).toBeGreaterThan(1200);
+    const page = await openTools();
+    const groups = await page.$$eval('details.tool-group', (all) => all.map((d) => [d.getAttribute('data-group'), (d as HTMLDetailsElement).open]));
+    expect(groups.map(([key]) => key)).toEqual(expect.arrayContaining(['source:built-in', 'source:github', 'source:petstore', 'source:gone']));
+    expect(await page.$eval('details[data-group="source:github"] .group-count', (e) => e.textContent)).toBe(String(githubTools));
+    // Only the group of the tool shown is built: far fewer links than tools.
+    expect((await page.$$('#tool-list a')).length).toBeLessThan(150);
+
+    // Grouping the whole catalog again, in the page's own clock.
+    measured['group 1,2xx tools (ms)'] = await page.evaluate(() => {
+      const select = document.getElementById('tool-group-by') as HTMLSelectElement;
+      const started = performance.now();
+      select.dispatchEvent(new Event('change'));
+      return performance.now() - started;
+    });
+    expect(measured['group 1,2xx tools (ms)']).toBeLessThan(500);
+
+    measured['open the GitHub group (ms)'] = await page.evaluate(() => {
+      const started = performance.now();
+      (document.querySelector('details[data-group="source:github"] > summary') as HTMLElement).click();
+      return new Promise<number>((resolve) => requestAnimationFrame(() => resolve(performance.now() - started)));
+    });
+    await page.waitForFunction(() => document.querySelectorAll('details[data-group="source:github"] a').length === 100);
+    const more = await page.$eval('details[data-group="source:github"] .more', (b) => b.textContent);
+    expect(more).toBe(`Show 100 more (${githubTools - 100} not shown)`);
+    await page.click('details[data-group="source:github"] .more');
+    expect((await page.$$('details[data-group="source:github"] a')).length).toBe(200);
+
+    // A tool deep in the group, opened by its address: its link is built and marked.
+    const deep = await page.evaluate(() => location.hash);
+    expect(deep).toMatch(/^#tools/);
+    const last = app.toolport.registry
+      .list()
+      .filter((t) => t.name.startsWith('github_'))
+      .at(-1)!.name;
+    await page.evaluate((name) => (location.hash = `#tools/${name}`), last);
+    await page.waitForSelector(`#tool-list a[data-tool="${last}"][aria-current="true"]`);
+    expect(await page.$eval('.tool-detail h2', (e) => e.textContent)).toBe(last);
+  });
+
+  it("searches through the service's ranked search and shows the scores", async () => {
+    const page = await openTools();
+    const searches: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/tools/search')) searches.push(request.url());
+    });
+    await page.type('#tool-search', 'comment on an issue');
+    const expected = toolOf('github', 'issues/create-comment');
+    await page.waitForSelector(`#tool-list ul.results a[data-tool="${expected}"]`);
+    const rows = await page.$$eval('#tool-list ul.results a', (links) =>
+      links.map((a) => [a.getAttribute('data-tool'), a.querySelector('.score')?.textContent]),
+    );
+    // Exactly the service's ranking, best first, with its scores.
+    const ranked = (await (await fetch(`${base}/tools/search?q=${encodeURIComponent('comment on an issue')}&limit=50`)).json()) as {
+      tools: { name: string; score: number }[];
+    };
+    expect(rows).toEqual(ranked.tools.map((t) => [t.name, t.score.toFixed(2)]));
+    expect(rows.length).toBe(50);
+    expect(searches.at(-1)).toContain('q=comment%20on%20an%20issue');
+    expect(await page.$eval('#tool-count', (e) => e.textContent)).toContain('ranked by the service');
+
+    await page.click(`#tool-list a[data-tool="${expected}"]`);
+    await page.waitForFunction((name) => document.querySelector('.tool-detail h2')?.textContent === name, {}, expected);
+
+    // Cleared: the groups are back.
+    await page.click('#tool-search', { count: 3 });
+    await page.keyboard.press('Backspace');
+    await page.waitForSelector('details.tool-group');
+  });
+
+  it('shows a health strip per upstream: up after an answer, down with its last error, not called yet', async () => {
+    expect((await call('petstore_getinventory')).status).toBe(200);
+    expect(((await (await call('gone_getinventory')).json()) as { error: { code: string } }).error.code).toBe('upstream_unavailable');
+    const page = await openTools();
+    await page.waitForSelector('#health-strip:not([hidden])');
+    const chip = (name: string) => page.$eval(`.health-chip[data-source="${name}"]`, (e) => [e.getAttribute('data-state'), (e as HTMLElement).innerText]);
+    const [petState] = await chip('petstore');
+    expect(petState).toBe('up');
+    const [goneState, goneText] = await chip('gone');
+    expect(goneState).toBe('down');
+    expect(goneText).toContain('upstream_unavailable');
+    expect(goneText).toContain('1 of the last 1 call failed');
+    expect((await chip('petstore'))[1]).toContain('last 1 call answered');
+    const [githubState, githubText] = await chip('github');
+    expect(githubState).toBe('unknown');
+    expect(githubText).toContain('not called yet');
+    expect(await page.$('.health-chip[data-source="built-in"]')).toBeNull();
+    // The group headings carry the same state.
+    expect(await page.$eval('details[data-group="source:gone"] .badge.state', (e) => e.getAttribute('data-state'))).toBe('down');
+
+    // A chip opens its source's group.
+    await page.click('.health-chip[data-source="petstore"] button');
+    await page.waitForFunction(() => (document.querySelector('details[data-group="source:petstore"]') as HTMLDetailsElement | null)?.open === true);
+    expect(await page.$$eval('details[data-group="source:petstore"] a', (links) => links.length)).toBe(3);
+  });
+
+  it('groups by toolset and narrows the catalog and the search to one toolset (GET /tools?toolset=)', async () => {
+    const page = await openTools();
+    await page.select('#tool-group-by', 'toolset');
+    await page.waitForSelector('details[data-group="toolset:pets"]');
+    const keys = await page.$$eval('details.tool-group', (all) => all.map((d) => d.getAttribute('data-group')));
+    expect(keys).toEqual(['toolset:pets', 'toolset:triage', 'other']);
+    expect(await page.$eval('details[data-group="toolset:pets"] .group-note', (e) => e.textContent)).toBe('The pet store.');
+
+    await page.select('#tool-toolset', 'pets');
+    await page.waitForFunction(() => document.getElementById('tool-count')?.textContent?.startsWith('3 tools'));
+    await page.type('#tool-search', 'pet by id');
+    await page.waitForSelector('#tool-list ul.results a');
+    const names = await page.$$eval('#tool-list ul.results a', (links) => links.map((a) => a.getAttribute('data-tool')));
+    expect(names.every((name) => name!.startsWith('petstore_'))).toBe(true);
+    expect(names[0]).toBe('petstore_getpetbyid');
+  });
+
+  it('is one column at 390 px with no sideways scroll, the catalog above the tool', async () => {
+    const longest = app.toolport.registry
+      .list()
+      .map((t) => t.name)
+      .sort((a, b) => b.length - a.length)[0]!;
+    const page = await openTools(`tools/${longest}`, 390, 844);
+    await page.waitForSelector('form.try');
+    await page.click('details[data-group="source:petstore"] > summary');
+    await page.type('#tool-search', 'list the open pull requests of a repo');
+    await page.waitForSelector('#tool-list ul.results a');
+    const layout = await page.evaluate(() => {
+      const box = (selector: string) => document.querySelector(selector)!.getBoundingClientRect();
+      return {
+        scrollWidth: document.documentElement.scrollWidth,
+        clientWidth: document.documentElement.clientWidth,
+        catalog: box('.catalog').toJSON(),
+        detail: box('.tool-detail').toJSON(),
+        strip: box('#health-strip').toJSON(),
+      };
+    });
+    expect(layout.clientWidth).toBe(390);
+    expect(layout.scrollWidth).toBeLessThanOrEqual(layout.clientWidth);
+    expect(layout.catalog.right).toBeLessThanOrEqual(390);
+    expect(layout.detail.right).toBeLessThanOrEqual(390);
+    expect(layout.strip.right).toBeLessThanOrEqual(390);
+    expect(layout.detail.top).toBeGreaterThanOrEqual(layout.catalog.bottom);
+    await page.screenshot({ path: join(tmpdir(), 'toolport-console-tools-390.png') });
+  });
+});
