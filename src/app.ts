@@ -19,7 +19,7 @@ import { openApiPlugin } from './plugins/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invokeRoutes } from './routes/invoke.ts';
 import { mcpRoutes } from './routes/mcp.ts';
-import { McpApprovals } from './mcp/approval.ts';
+import { mcpApprovalOptions } from './mcp/client-approval.ts';
 import { resultRoutes } from './routes/results.ts';
 import { ResultResources } from './store/results.ts';
 import { provenanceRoutes } from './routes/provenance.ts';
@@ -322,7 +322,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     tasks,
     results,
     taskInlineMs: config.mcpTaskInlineMs,
-    approvals: new McpApprovals(policy.approvals),
+    ...mcpApprovalOptions(policy.approvals, store.mcpClients, config.sessionTtlS),
   });
   await app.register(callRoutes, { feed });
   await app.register(callerRoutes, { keysRequired: authConfigured });

@@ -12,12 +12,13 @@ import type { Approvals } from '../policy/approvals.ts';
 import type { ApprovalRecord } from '../policy/record.ts';
 import { hashJson } from '../tools/hash.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
-import { ErrorCode, META, ProtocolFault, type JsonRpcRequest } from './protocol.ts';
+import { ErrorCode, META, metaOf, ProtocolFault, type JsonRpcRequest } from './protocol.ts';
+import { declaresElicitation } from './client-capabilities.ts';
 
 const STATE_TTL_MS = 10 * 60_000;
 const INPUT_KEY = 'approval';
 
-interface SealedState {
+export interface SealedState {
   a: string;
   c: string | null;
   m: string;
@@ -25,14 +26,6 @@ interface SealedState {
   d: string;
   e: number;
   n: string;
-}
-
-/** Whether the request's `_meta` client capabilities declare form elicitation (an empty `elicitation` means form). */
-export function acceptsFormElicitation(message: JsonRpcRequest): boolean {
-  const meta = message.params?._meta;
-  const capabilities = isObject(meta) ? meta[META.clientCapabilities] : undefined;
-  const elicitation = isObject(capabilities) ? capabilities.elicitation : undefined;
-  return isObject(elicitation) && (Object.keys(elicitation).length === 0 || isObject(elicitation.form));
 }
 
 const refuse = (why: string): never => {
@@ -54,49 +47,19 @@ export class McpApprovals {
       .digest();
   }
 
-  /** The `input_required` answer of a held call the person at the client may decide; null when it is not one. */
-  async ask(message: JsonRpcRequest, result: InvocationResult, caller: string | null): Promise<Record<string, unknown> | null> {
-    if (result.error?.code !== 'approval_required' || result.approval === undefined || !acceptsFormElicitation(message)) return null;
-    const record = await this.#approvals.read(result.approval.id);
-    if (record === null || record.status !== 'pending' || !record.approvers.includes('client')) return null;
-    const state: SealedState = {
-      a: record.approval_id,
-      c: caller,
-      m: 'tools/call',
-      t: record.tool,
-      d: hashJson(message.params?.arguments ?? {}),
-      e: Date.now() + STATE_TTL_MS,
-      n: randomUUID(),
-    };
+  /** The state as a sealed string: its JSON in base64url, a dot, and its HMAC. */
+  async seal(state: SealedState): Promise<string> {
     const payload = Buffer.from(JSON.stringify(state)).toString('base64url');
-    const requestState = `${payload}.${(await this.#mac(payload)).toString('base64url')}`;
-    return {
-      resultType: 'input_required',
-      inputRequests: {
-        [INPUT_KEY]: {
-          method: 'elicitation/create',
-          params: {
-            mode: 'form',
-            message: `Approve the call to "${record.tool}" with ${JSON.stringify(record.arguments)}? (approval ${record.approval_id})`,
-            requestedSchema: {
-              type: 'object',
-              properties: { approve: { type: 'boolean', title: 'Approve', description: 'Run this call' }, note: { type: 'string', title: 'Note' } },
-              required: ['approve'],
-            },
-          },
-        },
-      },
-      requestState,
-    };
+    return `${payload}.${(await this.#mac(payload)).toString('base64url')}`;
   }
 
-  /**
-   * A retried call carrying `requestState` and `inputResponses`: checks the seal and its bindings,
-   * uses it once, and records the person's decision. Throws (JSON-RPC -32602) when it is refused.
-   */
-  async resume(message: JsonRpcRequest, name: string, caller: string | null): Promise<void> {
-    const sealed = message.params?.requestState;
-    if (sealed === undefined) return;
+  /** A fresh state for one question about `record` to the caller's client (`method`: where it travels). */
+  static stateFor(record: ApprovalRecord, caller: string | null, method: string, args: unknown): SealedState {
+    return { a: record.approval_id, c: caller, m: method, t: record.tool, d: hashJson(args ?? {}), e: Date.now() + STATE_TTL_MS, n: randomUUID() };
+  }
+
+  /** The sealed state's content once its seal, caller, method and expiry check out, used once; throws (JSON-RPC -32602) otherwise. */
+  async unseal(sealed: unknown, caller: string | null, method: string, check?: (state: SealedState) => void): Promise<SealedState> {
     if (typeof sealed !== 'string') return refuse('not a string');
     const [payload, mac] = sealed.split('.');
     if (payload === undefined || mac === undefined) return refuse('malformed');
@@ -105,12 +68,15 @@ export class McpApprovals {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return refuse('its seal does not verify');
     const state = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as SealedState;
     if (state.c !== caller) return refuse('it was issued to another caller');
-    if (state.m !== message.method || state.t !== name) return refuse('it was issued for another request');
-    if (state.d !== hashJson(message.params?.arguments ?? {})) return refuse('the arguments differ from the call it was issued for');
+    if (state.m !== method) return refuse('it was issued for another request');
     if (state.e <= Date.now()) return refuse('it has expired');
+    check?.(state);
     if (!(await this.#approvals.useOnce(state.n, STATE_TTL_MS))) return refuse('it was already used');
-    const responses = message.params?.inputResponses;
-    const answer = isObject(responses) ? responses[INPUT_KEY] : undefined;
+    return state;
+  }
+
+  /** The person's answer to the approval form (an elicitation result): accept with `approve: true` approves, anything else denies. */
+  async decideByClient(state: SealedState, answer: unknown, caller: string | null): Promise<void> {
     const content = isObject(answer) && isObject(answer.content) ? answer.content : {};
     const approve = isObject(answer) && answer.action === 'accept' && content.approve === true;
     const note = typeof content.note === 'string' ? content.note.slice(0, 2000) : null;
@@ -123,4 +89,52 @@ export class McpApprovals {
     };
     await this.#approvals.decide(record, decided);
   }
+
+  /** The pending approval a held call's result names, when the person at the client may decide it; null otherwise. */
+  async askable(result: InvocationResult): Promise<ApprovalRecord | null> {
+    if (result.error?.code !== 'approval_required' || result.approval === undefined) return null;
+    const record = await this.#approvals.read(result.approval.id);
+    return record !== null && record.status === 'pending' && record.approvers.includes('client') ? record : null;
+  }
+
+  /** The `input_required` answer of a held call the person at the client may decide; null when it is not one. */
+  async ask(message: JsonRpcRequest, result: InvocationResult, caller: string | null): Promise<Record<string, unknown> | null> {
+    if (!declaresElicitation(metaOf(message.params)?.[META.clientCapabilities], 'form')) return null;
+    const record = await this.askable(result);
+    if (record === null) return null;
+    const requestState = await this.seal(McpApprovals.stateFor(record, caller, 'tools/call', message.params?.arguments));
+    return {
+      resultType: 'input_required',
+      inputRequests: { [INPUT_KEY]: { method: 'elicitation/create', params: approvalForm(record, 'form') } },
+      requestState,
+    };
+  }
+
+  /**
+   * A retried call carrying `requestState` and `inputResponses`: checks the seal and its bindings,
+   * uses it once, and records the person's decision. Throws (JSON-RPC -32602) when it is refused.
+   */
+  async resume(message: JsonRpcRequest, name: string, caller: string | null): Promise<void> {
+    const sealed = message.params?.requestState;
+    if (sealed === undefined) return;
+    const state = await this.unseal(sealed, caller, message.method, (issued) => {
+      if (issued.t !== name) refuse('it was issued for another request');
+      if (issued.d !== hashJson(message.params?.arguments ?? {})) refuse('the arguments differ from the call it was issued for');
+    });
+    const responses = message.params?.inputResponses;
+    await this.decideByClient(state, isObject(responses) ? responses[INPUT_KEY] : undefined, caller);
+  }
+}
+
+/** The approval form's `elicitation/create` params; `mode` is named from 2025-11-25 on (null: not named). */
+export function approvalForm(record: ApprovalRecord, mode: 'form' | null): Record<string, unknown> {
+  return {
+    ...(mode !== null && { mode }),
+    message: `Approve the call to "${record.tool}" with ${JSON.stringify(record.arguments)}? (approval ${record.approval_id})`,
+    requestedSchema: {
+      type: 'object',
+      properties: { approve: { type: 'boolean', title: 'Approve', description: 'Run this call' }, note: { type: 'string', title: 'Note' } },
+      required: ['approve'],
+    },
+  };
 }

@@ -14,6 +14,7 @@ import {
   META,
   ProtocolFault,
   SUPPORTED_VERSIONS,
+  type JsonRpcClientResponse,
   type JsonRpcNotification,
   type JsonRpcRequest,
   type RequestId,
@@ -26,6 +27,8 @@ import { declaresTasks, EXTENSION_METHODS, TASKS_EXTENSION } from './tasks-exten
 import { resultIdOf, type ResultResources } from '../store/results.ts';
 import { acceptsUrlElicitation, connectLinkInputRequired } from './elicitation.ts';
 import type { McpApprovals } from './approval.ts';
+import type { McpClients } from './client-approval.ts';
+import { isObject } from '../json.ts';
 
 export interface RequestEnv {
   era: Era;
@@ -39,6 +42,8 @@ export interface RequestEnv {
   scope(): InvocationScope;
   /** Set when the client sent a progressToken and can receive progress notifications. */
   progress?: ProgressListener;
+  /** Set when the client reads an SSE answer: sends a request to the client (elicitation/create) within it. */
+  ask?: (request: JsonRpcRequest) => void;
 }
 
 /** `resources`: large results' whole, read by the URI of their resource_link (none are listed). */
@@ -86,6 +91,9 @@ export class McpEndpoint {
   /** Approvals asked of the person at a 2026-07-28 client (input_required); null: the error text names them. */
   readonly #approvals: McpApprovals | null;
 
+  /** What handshake-era clients declared at initialize, per MCP session; null: not remembered. */
+  readonly #clients: McpClients | null;
+
   constructor(
     dispatcher: Dispatcher,
     registry: ToolRegistry,
@@ -93,8 +101,10 @@ export class McpEndpoint {
     tasks: McpTasks | null = null,
     results: Pick<ResultResources, 'read'> | null = null,
     approvals: McpApprovals | null = null,
+    clients: McpClients | null = null,
   ) {
     this.#approvals = approvals;
+    this.#clients = clients;
     this.#results = results;
     this.#dispatcher = dispatcher;
     this.#serverInfo = { name: 'toolport', version };
@@ -136,7 +146,7 @@ export class McpEndpoint {
         return this.#readResource(message.params, env);
       case 'initialize':
         if (env.era === 'stateless') break;
-        return this.#initialize(message.params);
+        return this.#initialize(message.params, env);
       case 'ping':
         if (env.era === 'stateless') break;
         return {};
@@ -161,12 +171,23 @@ export class McpEndpoint {
     if (calls?.length === 1) calls[0]!.cancel(new Error('cancelled by the client'));
   }
 
-  #initialize(params: Record<string, unknown> | undefined): Record<string, unknown> {
+  /** A client's answer to a request of ours (the approval form); anything else is dropped. */
+  async response(message: JsonRpcClientResponse, caller: Caller | null): Promise<void> {
+    await this.#clients?.approvals?.answered(message, caller?.id ?? null);
+  }
+
+  async #initialize(params: Record<string, unknown> | undefined, env: RequestEnv): Promise<Record<string, unknown>> {
     const requested = params?.protocolVersion;
     if (typeof requested !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'initialize needs params.protocolVersion');
     const known = (HANDSHAKE_VERSIONS as readonly string[]).includes(requested);
+    const protocolVersion = known ? requested : HANDSHAKE_VERSIONS[0];
+    if (this.#clients !== null && isObject(params?.capabilities)) {
+      const declared = { protocolVersion, capabilities: params!.capabilities as Record<string, unknown> };
+      // Not remembered while the store is down: the session's client is then asked nothing mid-call.
+      await this.#clients.capabilities.remember(env.caller?.id ?? null, env.sessionKey, declared).catch(() => undefined);
+    }
     return {
-      protocolVersion: known ? requested : HANDSHAKE_VERSIONS[0],
+      protocolVersion,
       capabilities: this.#tasks === null ? CAPABILITIES : { ...CAPABILITIES, tasks: TASKS_CAPABILITY },
       serverInfo: this.#serverInfo,
     };
@@ -213,7 +234,14 @@ export class McpEndpoint {
       // An argument that is not an object is a wrong value (invalid_arguments), never JSON text to parse.
       const args = message.params!.arguments;
       if (this.#approvals !== null && env.era === 'stateless') await this.#approvals.resume(message, name, scope.caller);
-      const result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, scope);
+      let result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, scope);
+      const clientApprovals = this.#clients?.approvals;
+      if (clientApprovals && result.approval !== undefined && env.era === 'handshake' && env.ask !== undefined) {
+        const question = { sessionKey: env.sessionKey, caller: scope.caller, ask: env.ask, cancellation };
+        // Decided while it waited: the same call again runs the approved call once, or reports the outcome (its time limit starts anew).
+        if (await clientApprovals.ask(result, question))
+          result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, { ...scope, receivedAt: Date.now() });
+      }
       if (result.authorization !== undefined && env.era === 'stateless' && acceptsUrlElicitation(message))
         return connectLinkInputRequired({ ...result, authorization: result.authorization });
       if (this.#approvals !== null && env.era === 'stateless') {

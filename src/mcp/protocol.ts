@@ -62,8 +62,17 @@ export interface JsonRpcError {
 export type JsonRpcResponse =
   { jsonrpc: '2.0'; id: RequestId; result: Record<string, unknown> } | { jsonrpc: '2.0'; id: RequestId | null; error: JsonRpcError };
 
-/** A message from the client: a request, a notification, or a response to a request of ours (never sent). */
-export type ClientMessage = { kind: 'request'; message: JsonRpcRequest } | { kind: 'notification'; message: JsonRpcNotification } | { kind: 'response' };
+/** A client's answer to a request of ours (elicitation/create): `result` or `error`, unchecked. */
+export interface JsonRpcClientResponse {
+  jsonrpc: '2.0';
+  id: RequestId;
+  result?: unknown;
+  error?: unknown;
+}
+
+/** A message from the client: a request, a notification, or a response to a request of ours. */
+export type ClientMessage =
+  { kind: 'request'; message: JsonRpcRequest } | { kind: 'notification'; message: JsonRpcNotification } | { kind: 'response'; message: JsonRpcClientResponse };
 
 /** A fault that answers with a JSON-RPC error; `status` is the HTTP status when it ends the whole POST. */
 export class ProtocolFault extends Error {
@@ -95,7 +104,7 @@ export function classify(value: unknown): ClientMessage {
     return { kind: 'request', message: value as unknown as JsonRpcRequest };
   }
   if ('method' in value) throw new ProtocolFault(ErrorCode.InvalidRequest, 'method must be a string');
-  if (isId(value.id) && ('result' in value || 'error' in value)) return { kind: 'response' };
+  if (isId(value.id) && ('result' in value || 'error' in value)) return { kind: 'response', message: value as unknown as JsonRpcClientResponse };
   throw new ProtocolFault(ErrorCode.InvalidRequest, 'a message needs a method');
 }
 

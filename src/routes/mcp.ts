@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { JsonInputError, parseJson } from '../json.ts';
 import { McpEndpoint, type RequestEnv } from '../mcp/endpoint.ts';
+import type { McpClients } from '../mcp/client-approval.ts';
 import { McpTasks } from '../mcp/tasks.ts';
 import type { TaskRunner } from '../tasks/runner.ts';
 import { eraOf, type McpHeaders } from '../mcp/era.ts';
@@ -33,12 +34,12 @@ import type { Metrics } from '../metrics.ts';
 import { documentOnly, problemResponse } from '../schemas.ts';
 import { StoreUnavailableError } from '../store/types.ts';
 import type { Dispatcher, InvocationScope } from '../tools/invoke.ts';
-import { ProgressThrottle } from '../tools/progress.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { SessionSource } from '../tools/session-handle.ts';
 import type { ResultResources } from '../store/results.ts';
 import { scopeOf, SESSION_ID } from '../http/scope.ts';
 import { acceptsEventStream, EventStreamReply } from '../http/sse.ts';
+import { CallStream } from '../mcp/call-stream.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -47,13 +48,15 @@ function headerOf(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+function mcpHeadersOf(request: FastifyRequest): McpHeaders {
+  return { protocolVersion: headerOf(request, 'mcp-protocol-version'), method: headerOf(request, 'mcp-method'), name: headerOf(request, 'mcp-name') };
+}
+
 function send(request: FastifyRequest, reply: FastifyReply, status: number, body: JsonRpcResponse | JsonRpcResponse[]): FastifyReply {
   return reply.code(status).type('application/json').header('x-request-id', request.id).send(JSON.stringify(body));
 }
 
-function accepted(reply: FastifyReply): FastifyReply {
-  return reply.code(202).send();
-}
+const accepted = (reply: FastifyReply): FastifyReply => reply.code(202).send();
 
 /** The request's session: named by X-Session-Id, or else by the MCP connection's Mcp-Session-Id. */
 interface RequestSession {
@@ -104,9 +107,11 @@ function scopeFor(request: FastifyRequest, reply: FastifyReply, session: Request
  * The handshake era's `initialize` answer names the connection's session (SPEC §7): a new one,
  * or the one the client already sends; none when X-Session-Id names the session.
  */
-function issueSession(reply: FastifyReply, session: RequestSession): void {
-  if (session.source === 'header' && session.id !== null) return;
-  reply.header('mcp-session-id', session.id ?? randomUUID());
+function issueSession(reply: FastifyReply, session: RequestSession): string {
+  if (session.source === 'header' && session.id !== null) return session.id;
+  const id = session.id ?? randomUUID();
+  reply.header('mcp-session-id', id);
+  return id;
 }
 
 const jsonRpcMessageSchema = {
@@ -131,6 +136,7 @@ export async function mcpRoutes(
     results?: Pick<ResultResources, 'read'>;
     taskInlineMs?: number;
     approvals?: McpApprovals;
+    clients?: McpClients;
   },
 ): Promise<void> {
   const endpoint = new McpEndpoint(
@@ -140,29 +146,16 @@ export async function mcpRoutes(
     options.tasks ? new McpTasks(options.tasks, options.taskInlineMs) : null,
     options.results ?? null,
     options.approvals ?? null,
+    options.clients ?? null,
   );
 
   // The body is parsed here, not by the app's parser, so that bad JSON answers JSON-RPC -32700.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
-  /** Answers one request: JSON, or an SSE stream once progress is reported. */
+  /** Answers one request: JSON, or an SSE stream once the call sends something before its result. */
   async function answer(request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest, env: RequestEnv): Promise<FastifyReply> {
-    const token = metaOf(message.params)?.progressToken;
-    let stream: EventStreamReply | null = null;
-    let throttle: ProgressThrottle | null = null;
-    if (message.method === 'tools/call' && (typeof token === 'string' || typeof token === 'number') && acceptsEventStream(request)) {
-      const sse = (stream = new EventStreamReply(request, reply));
-      throttle = new ProgressThrottle(({ done, total }) =>
-        sse.event('message', {
-          jsonrpc: '2.0',
-          method: 'notifications/progress',
-          params: { progressToken: token, progress: done, ...(total !== undefined && { total }) },
-        }),
-      );
-      const progress = throttle;
-      env.progress = (_callId, done, total) => progress.report(done, total);
-    }
+    const stream = message.method === 'tools/call' && acceptsEventStream(request) ? new CallStream(new EventStreamReply(request, reply), message, env) : null;
     let response: JsonRpcResponse;
     let status = 200;
     try {
@@ -179,12 +172,10 @@ export async function mcpRoutes(
         response = errorResponse(message.id, { code: ErrorCode.InternalError, message: 'internal error; it has been logged' });
       } else throw err;
     } finally {
-      throttle?.flush();
-      throttle?.close();
+      stream?.settle();
     }
     if (stream?.open) {
-      stream.event('message', response);
-      stream.end();
+      stream.end(response);
       return reply;
     }
     return send(request, reply, status, response);
@@ -312,16 +303,15 @@ export async function mcpRoutes(
           const detail = err instanceof JsonInputError ? err.message : 'the body is not valid UTF-8';
           return send(request, reply, 400, errorResponse(null, { code: ErrorCode.ParseError, message: `parse error: ${detail}` }));
         }
-        const headers: McpHeaders = {
-          protocolVersion: headerOf(request, 'mcp-protocol-version'),
-          method: headerOf(request, 'mcp-method'),
-          name: headerOf(request, 'mcp-name'),
-        };
+        const headers = mcpHeadersOf(request);
         try {
           const session = sessionOf(request);
           if (Array.isArray(body)) return await batch(request, reply, body, headers, session);
           const classified = classify(body);
-          if (classified.kind === 'response') return accepted(reply);
+          if (classified.kind === 'response') {
+            await endpoint.response(classified.message, request.caller);
+            return accepted(reply);
+          }
           const era = eraOf(classified.message, classified.kind === 'request', headers);
           if (classified.kind === 'notification') {
             endpoint.notification(classified.message, session.id ?? '');
@@ -329,12 +319,12 @@ export async function mcpRoutes(
           }
           const message = classified.message;
           if (message.method === 'tools/call') app.requireScopes(request, reply, calledTools([message]));
-          if (message.method === 'initialize' && era === 'handshake') issueSession(reply, session);
+          const sessionKey = message.method === 'initialize' && era === 'handshake' ? issueSession(reply, session) : (session.id ?? '');
           const callScope = message.method === 'tools/call' ? scopeFor(request, reply, session) : null;
           // A method, not a property arrow: tsx would wrap the arrow in a defineProperty per request.
           return await answer(request, reply, message, {
             era,
-            sessionKey: session.id ?? '',
+            sessionKey,
             caller: request.caller,
             toolset: request.toolset,
             scope() {

@@ -6,6 +6,7 @@ import type { TaskStore } from './tasks.ts';
 import type { ResultStore } from './results.ts';
 import type { CredentialStore } from './credentials.ts';
 import type { ApprovalStore } from './approvals.ts';
+import type { McpClientStore } from './mcp-clients.ts';
 
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
@@ -154,6 +155,8 @@ export interface Store {
   readonly approvals: ApprovalStore;
   /** Where the rate limiter counts, shared by all replicas; null: each process counts for itself. */
   readonly rateCounter: RateCounter | null;
+  /** What MCP clients declared when they connected, per MCP session. */
+  readonly mcpClients: McpClientStore;
 }
 
 /** One kind of store: whether the configuration selects it, and how to open it (src/store/index.ts lists them). */

@@ -11,9 +11,9 @@ const MAX_FILE_LINES = 350;
 /** Today's offenders and their size (as formatted by Prettier): each may shrink, none may grow, and no new one may appear. */
 const KNOWN: Record<string, number> = {
   'app.ts buildApp': 192,
-  'routes/mcp.ts': 377,
-  'routes/mcp.ts mcpRoutes': 255,
-  'routes/mcp.ts <anonymous:245>': 105,
+  'routes/mcp.ts': 367,
+  'routes/mcp.ts mcpRoutes': 240,
+  'routes/mcp.ts <anonymous:236>': 104,
   'routes/connections.ts connectionRoutes': 201,
   'routes/approvals.ts approvalRoutes': 121,
   'tasks/runner.ts': 414,

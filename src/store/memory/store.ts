@@ -5,6 +5,7 @@ import { MemoryTaskStore } from './tasks.ts';
 import { MemoryResults } from './results.ts';
 import { MemoryCredentials } from './credentials.ts';
 import { MemoryApprovals } from './approvals.ts';
+import { MemoryMcpClients } from './mcp-clients.ts';
 import {
   RECENT_CALLS,
   type DefinitionRecord,
@@ -50,6 +51,7 @@ export class MemoryStore implements Store {
   readonly results = new MemoryResults();
   readonly credentials = new MemoryCredentials();
   readonly approvals = new MemoryApprovals();
+  readonly mcpClients = new MemoryMcpClients();
 
   constructor(options: StoreOptions) {
     this.#options = options;
@@ -123,6 +125,7 @@ export class MemoryStore implements Store {
     this.results.prune();
     this.credentials.prune();
     this.approvals.prune();
+    this.mcpClients.prune();
   }
 
   async recordDefinitions(records: readonly DefinitionRecord[], at: number): Promise<void> {

@@ -13,6 +13,7 @@ import { RedisCredentials } from './credentials.ts';
 import { RedisApprovals } from './approvals.ts';
 import { RedisRateCounter } from './rate-limit.ts';
 import { defineScripts } from './scripts.ts';
+import { RedisMcpClients } from './mcp-clients.ts';
 import {
   RECENT_CALLS,
   StoreUnavailableError,
@@ -75,6 +76,7 @@ export class RedisStore implements Store {
   readonly credentials: RedisCredentials;
   readonly approvals: RedisApprovals;
   readonly rateCounter: RedisRateCounter;
+  readonly mcpClients: RedisMcpClients;
   /** Whether an outage is under way: it is logged once when it starts and once when it ends. */
   #down = false;
 
@@ -96,6 +98,7 @@ export class RedisStore implements Store {
     this.credentials = new RedisCredentials(client, options.keyPrefix, (command) => this.#run(command));
     this.approvals = new RedisApprovals(client, options.keyPrefix, (command) => this.#run(command));
     this.rateCounter = new RedisRateCounter(client, options.keyPrefix);
+    this.mcpClients = new RedisMcpClients(client, options.keyPrefix, (command) => this.#run(command));
   }
 
   /** Waits a little for the first connection so the first requests do not see a cold store. */
