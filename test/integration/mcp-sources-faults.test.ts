@@ -89,10 +89,14 @@ describe('a stdio server killed mid-call', () => {
     expect(ready.body.upstreams_down).toEqual([{ source: 'own', reason: expect.any(String) }]);
     const whileDown = await post(app, { name: 'own_greet', arguments: { name: 'Ada' } });
     expect(whileDown.body.error.code).toBe('upstream_unavailable');
+    const sourceOf = async () => ((await get(app, '/sources')).body.sources as Record<string, any>[]).find((s) => s.name === 'own');
+    expect(await sourceOf()).toMatchObject({ kind: 'mcp', state: 'down', reason: expect.any(String), last_error: { code: 'upstream_unavailable' } });
     await eventually('a new child serves the tools', async () => (await post(app, { name: 'own_greet', arguments: { name: 'Ada' } })).body.success === true);
     expect(childPids('killed-mid-call')).toHaveLength(1);
     expect(childPids('killed-mid-call')[0]).not.toBe(pid);
     expect((await get(app, '/readyz')).body.upstreams_down).toBeUndefined();
+    // Serving again, its recent failures still counted; the last error stays named.
+    expect(await sourceOf()).toMatchObject({ state: 'degraded', reason: null, last_error: { code: 'upstream_unavailable' } });
   });
 
   it('is ended when the service closes', async () => {
@@ -112,6 +116,8 @@ describe('a server that does not start', () => {
       const ready = await get(app, '/readyz');
       expect(ready.status).toBe(200);
       expect(ready.body.upstreams_down.map((d: { source: string }) => d.source)).toEqual(['broken']);
+      const sources = (await get(app, '/sources')).body.sources as Record<string, any>[];
+      expect(sources.find((s) => s.name === 'broken')).toMatchObject({ kind: 'mcp', tools: [], state: 'down', reason: expect.any(String) });
       expect((await post(app, { name: 'own_greet', arguments: { name: 'Bo' } })).body.success).toBe(true);
     } finally {
       await app.close();

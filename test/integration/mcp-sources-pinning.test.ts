@@ -116,6 +116,10 @@ describe.each([
       { hash: pending, first_served_at: expect.any(String), pending: true },
     ]);
 
+    const pendingOf = async (app: FastifyInstance) =>
+      ((await get(app, '/sources', admin)).body.sources as { name: string; pending: number }[]).find((s) => s.name === 'own')?.pending;
+    expect(await pendingOf(two)).toBe(1);
+
     const refused = await post(one, { hash: pending }, bearer(AGENT), '/tools/own_greet/accept');
     expect(refused.status).toBe(403);
     const unknown = await post(one, { hash: 'f'.repeat(64) }, admin, '/tools/own_greet/accept');
@@ -130,5 +134,6 @@ describe.each([
     }
     const versions = (await get(one, '/tools/own_greet/versions', admin)).body.versions as { pending?: boolean }[];
     expect(versions.some((v) => v.pending)).toBe(false);
+    for (const app of apps) await eventually('no change is pending', async () => (await pendingOf(app)) === 0);
   });
 });
