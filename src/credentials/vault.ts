@@ -67,9 +67,21 @@ const expired = (record: CredentialRecord) => record.expiresAt !== null && Date.
 
 export class Vault {
   readonly #o: VaultOptions;
+  readonly #stored: ((owner: string, name: string) => Promise<unknown>)[] = [];
 
   constructor(options: VaultOptions) {
     this.#o = options;
+  }
+
+  /** Calls `listener` after each connection made or value stored (tasks waiting for it run again). */
+  onStored(listener: (owner: string, name: string) => Promise<unknown>): void {
+    this.#stored.push(listener);
+  }
+
+  #announce(owner: string, name: string): void {
+    for (const listener of this.#stored) {
+      listener(owner, name).catch((err: unknown) => this.#o.log.warn({ err, credential: name, owner }, 'tasks waiting for a connection were not resumed'));
+    }
   }
 
   get definitions(): CredentialDefinitions {
@@ -234,11 +246,13 @@ export class Vault {
       { scopes: grant.scopes, expiresAt: grant.expiresAt, updatedAt: Date.now() },
     );
     this.#o.log.info({ credential: name, owner }, 'credential connected');
+    this.#announce(owner, name);
   }
 
   async putSecret(owner: string, name: string, value: string): Promise<void> {
     await this.#write(owner, name, 'secret', { value }, { scopes: [], expiresAt: null, updatedAt: Date.now() });
     this.#o.log.info({ credential: name, owner }, 'credential stored');
+    this.#announce(owner, name);
   }
 
   async connections(owner: string): Promise<ConnectionInfo[]> {

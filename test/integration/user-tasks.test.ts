@@ -9,7 +9,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
 import type { ToolRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, post } from '../helpers/app.ts';
@@ -21,9 +21,9 @@ const SECRETS_KEY = randomBytes(32).toString('hex');
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const ASYNC = { prefer: 'respond-async' };
 const fingerprint = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 12);
-const SECRETS = { alice: `alice-key-${randomUUID()}`, bob: `bob-key-${randomUUID()}` };
+const SECRETS = { alice: `alice-key-${randomUUID()}`, bob: `bob-key-${randomUUID()}`, carol: `carol-key-${randomUUID()}`, dave: `dave-key-${randomUUID()}` };
 
-type User = 'alice' | 'bob' | 'root' | 'limited' | 'limited2';
+type User = 'alice' | 'bob' | 'carol' | 'dave' | 'root' | 'limited' | 'limited2';
 
 describe("JWT users' tasks and limits on two replicas sharing Redis", () => {
   let issuer: TestIssuer;
@@ -79,22 +79,35 @@ describe("JWT users' tasks and limits on two replicas sharing Redis", () => {
     for (const [name, groups] of [
       ['alice', ['staff']],
       ['bob', ['staff']],
+      ['carol', ['staff']],
+      ['dave', ['staff']],
       ['root', ['ops']],
       ['limited', ['limited']],
       ['limited2', ['limited']],
     ] as const) {
       users[name] = bearer(await issuer.sign({ sub: name, aud: `${PUBLIC_URL}/mcp`, groups: [...groups] }, { expiresIn: '10m' }));
     }
-    for (const name of ['alice', 'bob'] as const) {
-      const put = await one.inject({
-        method: 'PUT',
-        url: '/me/credentials/weather_key',
-        headers: { ...users[name], 'content-type': 'application/json' },
-        payload: { value: SECRETS[name] },
-      });
-      expect(put.statusCode).toBe(204);
-    }
+    for (const name of ['alice', 'bob'] as const) await putSecret(one, users[name], SECRETS[name]);
   });
+  const putSecret = async (app: FastifyInstance, user: Record<string, string>, value: string) => {
+    const put = await app.inject({
+      method: 'PUT',
+      url: '/me/credentials/weather_key',
+      headers: { ...user, 'content-type': 'application/json' },
+      payload: { value },
+    });
+    expect(put.statusCode).toBe(204);
+  };
+  const mcp = async (app: FastifyInstance, user: Record<string, string>, method: string, params: Record<string, unknown>) =>
+    (
+      await post(
+        app,
+        { jsonrpc: '2.0', id: 1, method, params },
+        { ...user, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        '/mcp',
+      )
+    ).body;
+
   afterAll(async () => {
     await one?.close();
     await two?.close();
@@ -137,28 +150,65 @@ describe("JWT users' tasks and limits on two replicas sharing Redis", () => {
   });
 
   it("runs an MCP task as its user, and answers another user's tasks/get and tasks/result as unknown", async () => {
-    const rpc = async (app: FastifyInstance, user: Record<string, string>, method: string, params: Record<string, unknown>) =>
-      (
-        await post(
-          app,
-          { jsonrpc: '2.0', id: 1, method, params },
-          { ...user, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
-          '/mcp',
-        )
-      ).body;
-    const created = await rpc(one, users.alice, 'tools/call', { name: 'profile', arguments: { nonce: randomUUID() }, task: { ttl: 60_000 } });
+    const created = await mcp(one, users.alice, 'tools/call', { name: 'profile', arguments: { nonce: randomUUID() }, task: { ttl: 60_000 } });
     const taskId = created.result?.task?.taskId as string;
     expect(typeof taskId, JSON.stringify(created)).toBe('string');
-    const result = await rpc(two, users.alice, 'tasks/result', { taskId });
+    const result = await mcp(two, users.alice, 'tasks/result', { taskId });
     expect(result.result.isError ?? false, JSON.stringify(result)).toBe(false);
     expect(result.result.structuredContent).toMatchObject({ user: 'alice', key: fingerprint(SECRETS.alice) });
     for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel']) {
-      const refused = await rpc(two, users.bob, method, { taskId });
+      const refused = await mcp(two, users.bob, method, { taskId });
       expect(refused.error, method).toMatchObject({ code: -32602, message: expect.stringMatching(/^no task/) });
     }
-    expect((await rpc(one, users.bob, 'tasks/list', {})).result.tasks.map((t: { taskId: string }) => t.taskId)).not.toContain(taskId);
+    expect((await mcp(one, users.bob, 'tasks/list', {})).result.tasks.map((t: { taskId: string }) => t.taskId)).not.toContain(taskId);
     expect((await get(one, `/tasks/${taskId}`, users.alice)).status).toBe(200);
     expect((await get(one, `/tasks/${taskId}`, users.bob)).status).toBe(404);
+  });
+
+  it('runs a task that waits for a connection again once its user stores the credential, on any replica', async () => {
+    const started = await post(one, { name: 'profile', arguments: { nonce: randomUUID() } }, { ...users.carol, ...ASYNC });
+    const id = started.body.task_id as string;
+    const waiting = await get(one, `/tasks/${id}?wait_ms=10000`, users.carol);
+    expect(waiting.body.status, JSON.stringify(waiting.body)).toBe('input_required');
+    expect(waiting.body.authorization).toMatchObject({ credential: 'weather_key', url: expect.stringContaining('/connections/weather_key/start?link=') });
+    // Another user storing the same credential resumes nothing of carol's.
+    await putSecret(two, users.bob, SECRETS.bob);
+    expect((await get(one, `/tasks/${id}`, users.carol)).body.status).toBe('input_required');
+    await putSecret(two, users.carol, SECRETS.carol);
+    const done = await vi.waitUntil(
+      async () => {
+        const now = await get(two, `/tasks/${id}?wait_ms=2000`, users.carol);
+        return now.body.status === 'completed' ? now.body : null;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    expect(done.result.value).toMatchObject({ user: 'carol', key: fingerprint(SECRETS.carol) });
+    expect(done.attempts).toBe(2);
+  });
+
+  it("answers an MCP task's tasks/result once its user connects through the task's link", async () => {
+    const created = await mcp(one, users.dave, 'tools/call', { name: 'profile', arguments: { nonce: randomUUID() }, task: { ttl: 60_000 } });
+    const taskId = created.result.task.taskId as string;
+    const result = mcp(two, users.dave, 'tasks/result', { taskId });
+    const waiting = await vi.waitUntil(
+      async () => {
+        const now = await get(one, `/tasks/${taskId}`, users.dave);
+        return now.body.status === 'input_required' ? now.body : null;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    const link = new URL(waiting.authorization.url as string);
+    const form = await two.inject({ method: 'GET', url: `${link.pathname}${link.search}` });
+    const state = /name="state" value="([^"]+)"/.exec(form.body)![1]!;
+    const saved = await one.inject({
+      method: 'POST',
+      url: '/connections/weather_key/callback',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ state, value: SECRETS.dave }).toString(),
+    });
+    expect(saved.statusCode).toBe(200);
+    const answered = await result;
+    expect(answered.result?.structuredContent, JSON.stringify(answered)).toMatchObject({ user: 'dave', key: fingerprint(SECRETS.dave) });
   });
 
   it("limits each user to their own rate_per_min: one user's 429 leaves another's calls alone", async () => {
