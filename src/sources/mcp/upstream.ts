@@ -1,13 +1,12 @@
 /**
- * One MCP server behind toolport, reached with the official SDK client (over HTTP through a transport
- * of our own on undici, http-transport.ts): a stdio server runs as a
+ * One MCP server behind toolport, reached with the official SDK client over transports of our own
+ * (http-transport.ts on undici, stdio-transport.ts): a stdio server runs as a
  * supervised child process (its stderr goes to the log; it is restarted with backoff when it exits
  * and killed with the service), a Streamable HTTP server is reconnected with the same backoff
  * when it stops answering. The tool list is read at each connection and on list_changed.
  */
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
   ErrorCode,
   McpError,
@@ -21,6 +20,7 @@ import type { Dispatcher } from 'undici';
 import { ToolDefinitionError } from '../../tools/registry.ts';
 import type { McpServerConfig } from './config.ts';
 import { UndiciStreamableHttpTransport } from './http-transport.ts';
+import { StdioTransport } from './stdio-transport.ts';
 
 export const FIRST_RESTART_DELAY_MS = 500;
 export const MAX_RESTART_DELAY_MS = 30_000;
@@ -123,7 +123,7 @@ export class McpUpstream {
     try {
       const transport = this.#transport();
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
-      if (transport instanceof StdioClientTransport && transport.pid !== null) trackChild((this.#pid = transport.pid));
+      if (transport instanceof StdioTransport && transport.pid !== null) trackChild((this.#pid = transport.pid));
       const tools = await this.#listTools(client);
       if (this.#client !== client) return;
       await this.#onTools(tools);
@@ -140,25 +140,14 @@ export class McpUpstream {
     }
   }
 
-  #transport(): StdioClientTransport | UndiciStreamableHttpTransport {
+  #transport(): StdioTransport | UndiciStreamableHttpTransport {
     const config = this.#config;
     if (config.kind === 'http') {
       if (this.#http === null) throw new Error('no HTTP connection pool for an MCP server over HTTP');
       return new UndiciStreamableHttpTransport(new URL(config.url), this.#http, config.headers);
     }
-    const transport = new StdioClientTransport({
-      command: config.command,
-      args: [...config.args],
-      env: config.env,
-      ...(config.cwd !== null && { cwd: config.cwd }),
-      stderr: 'pipe',
-    });
-    const stderr = transport.stderr;
-    if (stderr !== null) {
-      createInterface({ input: stderr as unknown as NodeJS.ReadableStream }).on('line', (line) =>
-        this.#log.debug({ stderr: line.slice(0, 2000) }, 'MCP server stderr'),
-      );
-    }
+    const transport = new StdioTransport({ command: config.command, args: [...config.args], env: config.env, ...(config.cwd !== null && { cwd: config.cwd }) });
+    createInterface({ input: transport.stderr }).on('line', (line) => this.#log.debug({ stderr: line.slice(0, 2000) }, 'MCP server stderr'));
     return transport;
   }
 
