@@ -94,3 +94,16 @@ export function compileRules(file: string, entries: readonly RawRule[]): PolicyR
   const env = celEnvironment();
   return entries.map((entry, index) => compileRule(file, entry, index, env));
 }
+
+/** The problem of every bad rule, one line each, not only the first (`toolport check`). */
+export function ruleProblems(file: string, entries: readonly RawRule[]): string[] {
+  const env = celEnvironment();
+  return entries.flatMap((entry, index) => {
+    try {
+      compileRule(file, entry, index, env);
+      return [];
+    } catch (err) {
+      return [firstLine(err)];
+    }
+  });
+}

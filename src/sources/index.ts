@@ -49,7 +49,7 @@ export interface LoadToolSourcesOptions {
  * `source` of every openapi and mcp entry: valid as a tool-name prefix and unique across both
  * sections; an mcp entry also names exactly one of `command` and `url`.
  */
-function checkSourceNames(file: ToolsFile): void {
+export function checkSourceNames(file: ToolsFile): void {
   const seen = new Map<string, string>();
   const check = (entry: RawEntry, extra: (reader: EntryReader) => void) => {
     const reader = new EntryReader(file.path, entry, Object.keys((entry.value ?? {}) as object));
@@ -70,7 +70,11 @@ function checkSourceNames(file: ToolsFile): void {
 }
 
 export async function loadToolSources(options: LoadToolSourcesOptions): Promise<ToolSources> {
-  const file = await readToolsFile(options.file, options.env);
+  return loadParsedSources(await readToolsFile(options.file, options.env), options);
+}
+
+/** The sources of a file already read: every entry registered, or the first problem thrown. */
+export async function loadParsedSources(file: ToolsFile, options: Omit<LoadToolSourcesOptions, 'file' | 'env'>): Promise<ToolSources> {
   checkSourceNames(file);
   const credentials = readCredentials(file.path, file.credentials);
   const toolsets = readToolsets(file.toolsets, (message) => {

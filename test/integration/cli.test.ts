@@ -57,6 +57,45 @@ beforeAll(async () => {
     join(folder, 'tools.yaml'),
     'http:\n  - name: weather_now\n    description: Current weather for a city.\n    parameters: {type: object, properties: {city: {type: string}}, required: [city]}\n    endpoint: {url: "http://127.0.0.1:9/now"}\n',
   );
+  writeFileSync(
+    join(folder, 'shop.yaml'),
+    [
+      'openapi: 3.0.3',
+      "info: {title: shop, version: '1'}",
+      'paths:',
+      '  /items:',
+      '    get: {operationId: listItems, responses: {"200": {description: ok}}}',
+      '    post:',
+      '      operationId: uploadItem',
+      '      requestBody: {required: true, content: {application/octet-stream: {schema: {type: string, format: binary}}}}',
+      '      responses: {"200": {description: ok}}',
+      '  /items/{id}:',
+      '    get:',
+      '      operationId: getItem',
+      "      parameters: [{name: id, in: path, required: true, schema: {type: string, pattern: '(['}}]",
+      '      responses: {"200": {description: ok}}',
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(
+    join(folder, 'shop-tools.yaml'),
+    `openapi:\n  - source: shop\n    spec: ${join(folder, 'shop.yaml')}\n    base_url: http://127.0.0.1:9\ntoolsets:\n  shop:\n    tools: ["shop_*", "nothing_*"]\n`,
+  );
+  writeFileSync(
+    join(folder, 'bad-tools.yaml'),
+    [
+      'http:',
+      '  - {name: Bad Name, description: x, parameters: {type: object}, endpoint: {url: "http://127.0.0.1:9/x"}}',
+      '  - {name: fine_one, description: fine, parameters: {type: object}, endpoint: {url: "http://127.0.0.1:9/x"}}',
+      '  - {name: no_endpoint, description: y, parameters: {type: object}}',
+      'toolsets:',
+      '  empty: {tools: []}',
+      'policy:',
+      '  - action: allow',
+      '  - action: maybe',
+      '',
+    ].join('\n'),
+  );
   writeFileSync(join(folder, 'broken.mjs'), 'export default { name: "Bad Name", description: "x", parameters: { type: "object" }, handler() {} };\n');
   keys = await testKeys(['*']);
   app = await makeApp('memory', { env: { API_KEYS_FILE: keys.file } });
@@ -137,6 +176,33 @@ describe('toolport check', () => {
     expect(variable.stderr).toBe(
       'toolport: bad configuration: BUILTINS must be all, none, or a comma-separated list of planning, workspace, introspect, results, search, got "planning,everything"\n',
     );
+  }, 60_000);
+});
+
+describe('toolport check on a real document and a broken file', () => {
+  it("lists each operation an upstream's document offers that is left out, with why, one line each; warnings alone exit 0", async () => {
+    const run = await toolport(['check'], { BUILTINS: 'none', TOOLS_FILE: join(folder, 'shop-tools.yaml') });
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim().split(/\s+/)[0]).toBe('shop_listitems');
+    const lines = run.stderr.trim().split('\n');
+    expect(lines).toContain('toolport: left out: shop operation uploadItem: its request body is application/octet-stream, not JSON');
+    expect(lines).toContain('toolport: left out: shop operation getItem: parameters schema does not compile: pattern "([" is not a regular expression');
+    expect(lines).toContain('toolport: warning: toolset "shop": tools glob "nothing_*" matches no tool');
+    expect(lines.at(-1)).toBe('toolport: 1 tools, 2 operations left out, 1 warning, configuration valid');
+  }, 60_000);
+
+  it('reports every problem of a tools file, one line each, and exits 1', async () => {
+    const run = await toolport(['check'], { BUILTINS: 'none', TOOLS_FILE: join(folder, 'bad-tools.yaml') });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    const lines = run.stderr.trim().split('\n');
+    expect(lines.filter((l) => /http\[0\].*"Bad Name"/.test(l))).toHaveLength(1);
+    expect(lines.filter((l) => /http\[2\] "no_endpoint": endpoint/.test(l))).toHaveLength(1);
+    expect(lines.filter((l) => /toolsets\.empty\.tools must be/.test(l))).toHaveLength(1);
+    expect(lines.filter((l) => /policy\[1\]: action must be one of/.test(l))).toHaveLength(1);
+    expect(lines.some((l) => /fine_one/.test(l))).toBe(false);
+    expect(lines.at(-1)).toBe('toolport: 4 problems, the service would not start');
+    expect(run.stderr).not.toMatch(/\n\s+at /);
   }, 60_000);
 });
 

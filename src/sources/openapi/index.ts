@@ -99,7 +99,10 @@ async function registerSource(entry: RawEntry, context: SourceContext, client: U
   for (const operation of operations) {
     const toolName = toolNameFor(source, operation.upstreamName);
     if (operation.unsupported !== null) {
-      context.log.warn({ source, operation: operation.upstreamName }, `OpenAPI operation ${operation.upstreamName} is not offered as a tool: ${operation.unsupported}`);
+      context.log.warn(
+        { source, operation: operation.upstreamName, reason: operation.unsupported },
+        `OpenAPI operation ${operation.upstreamName} is not offered as a tool: ${operation.unsupported}`,
+      );
       continue;
     }
     const definition = {
@@ -120,7 +123,10 @@ async function registerSource(entry: RawEntry, context: SourceContext, client: U
       // A published document is taken as it is: one schema no validator can compile costs that
       // operation, not the start.
       if (!(err instanceof SchemaCompileError)) throw err;
-      context.log.warn({ source, operation: operation.upstreamName }, `OpenAPI operation ${operation.upstreamName} is not offered as a tool: ${err.message}`);
+      context.log.warn(
+        { source, operation: operation.upstreamName, reason: err.message.replace(/^[\s\S]*?tool "[^"]*": /, '') },
+        `OpenAPI operation ${operation.upstreamName} is not offered as a tool: ${err.message}`,
+      );
       continue;
     }
   }
