@@ -4,6 +4,7 @@ import { apiKey, problemText, request, UNAUTHORIZED } from './api.js';
 import { createApprovalsPage } from './approvals-page.js';
 import { createCallsPage } from './calls-page.js';
 import { h } from './dom.js';
+import { createConnectionsPage, hasConnections } from './connections-page.js';
 import { CallFeed } from './feed.js';
 import { createLedgerPage } from './ledger-page.js';
 import { createSessionsPage } from './sessions-page.js';
@@ -12,7 +13,7 @@ import { showServiceState } from './status.js';
 import { createTasksPage, hasTasks } from './tasks-page.js';
 import { createToolsPage } from './tools-page.js';
 
-const PAGES = ['tools', 'calls', 'sessions', 'tasks', 'approvals', 'ledger'];
+const PAGES = ['tools', 'calls', 'sessions', 'tasks', 'approvals', 'connections', 'ledger'];
 const $ = (id) => document.getElementById(id);
 
 let pages = null;
@@ -45,7 +46,7 @@ showServiceState($('service-state'), () => void (pages === null ? start() : rout
 
 async function openConsole(caller) {
   const feed = new CallFeed();
-  const [tools, tasksAvailable] = await Promise.all([request('/tools'), hasTasks()]);
+  const [tools, tasksAvailable, connectionsAvailable] = await Promise.all([request('/tools'), hasTasks(), hasConnections()]);
   const context = { caller, feed, tools, tasksAvailable };
   renderIdentity($('identity'), caller);
   feed.start();
@@ -55,11 +56,13 @@ async function openConsole(caller) {
     sessions: createSessionsPage($('page-sessions'), context),
     tasks: createTasksPage($('page-tasks'), context),
     approvals: createApprovalsPage($('page-approvals'), context),
+    connections: createConnectionsPage($('page-connections')),
     ledger: createLedgerPage($('page-ledger'), context),
   };
   const nav = $('nav');
   /** @type {HTMLElement} */ (nav.querySelector('[data-page="tasks"]')).hidden = !context.tasksAvailable;
   /** @type {HTMLElement} */ (nav.querySelector('[data-page="ledger"]')).hidden = !caller.admin;
+  /** @type {HTMLElement} */ (nav.querySelector('[data-page="connections"]')).hidden = !connectionsAvailable;
   nav.hidden = false;
   window.addEventListener('hashchange', () => void route());
   await route();

@@ -3,7 +3,7 @@
  * `GET /connections/{name}/start` sends them to the provider (authorization code + PKCE, the
  * state bound to the link and to this browser by a cookie) or, for a `secret`, shows a form;
  * the callback stores the grant or value for the user the link was made for. `/me/…`: the
- * caller's own connections — names, scopes, expiry, never a secret.
+ * caller's own connections — names, scopes, expiry, never a secret — and a connect link on demand.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CredentialDefinition, OAuth2Definition } from '../credentials/definitions.ts';
@@ -197,6 +197,37 @@ export async function connectionRoutes(app: FastifyInstance, options: Connection
     },
   );
 
+  myConnectionRoutes(app, vault, definitionOf);
+
+  app.put<{ Params: { name: string }; Body: { value: string } }>(
+    '/me/credentials/:name',
+    {
+      schema: {
+        summary: "Stores the caller's value of a secret credential",
+        operationId: 'putCredential',
+        tags: ['credentials'],
+        params: nameParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { value: { type: 'string', minLength: 1, maxLength: MAX_SECRET_CHARS } },
+          required: ['value'],
+        },
+        response: { 204: { type: 'null', description: 'stored' }, ...problemResponses(400, 401, 404, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { name } = request.params;
+      const definition = definitionOf(name);
+      if (definition.kind !== 'secret') throw new InvalidBody(`credential "${name}" is an OAuth connection: connect it through the link a call answers with`);
+      await vault.putSecret(ownerOf(request), name, request.body.value);
+      return reply.code(204).send();
+    },
+  );
+}
+
+/** The caller's own connections: list, forget, and a connect link on demand (names, scopes, expiry; never a secret). */
+function myConnectionRoutes(app: FastifyInstance, vault: Vault, definitionOf: (name: string) => CredentialDefinition): void {
   app.get(
     '/me/connections',
     {
@@ -249,29 +280,30 @@ export async function connectionRoutes(app: FastifyInstance, options: Connection
     },
   );
 
-  app.put<{ Params: { name: string }; Body: { value: string } }>(
-    '/me/credentials/:name',
+  app.post<{ Params: { name: string } }>(
+    '/me/connections/:name/link',
     {
       schema: {
-        summary: "Stores the caller's value of a secret credential",
-        operationId: 'putCredential',
+        summary: 'A connect link for the caller: where the person connects this account (oauth2) or enters its value (secret)',
+        description: `The same single-use link an authorization_required result carries: it works once, for ${LINK_TTL_MS / 60_000} minutes, for this caller only.`,
+        operationId: 'createConnectLink',
         tags: ['credentials'],
         params: nameParams,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { value: { type: 'string', minLength: 1, maxLength: MAX_SECRET_CHARS } },
-          required: ['value'],
+        response: {
+          200: {
+            type: 'object',
+            properties: { credential: { type: 'string' }, url: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } },
+            required: ['credential', 'url', 'expires_at'],
+          },
+          ...problemResponses(400, 401, 404, 429, 503),
         },
-        response: { 204: { type: 'null', description: 'stored' }, ...problemResponses(400, 401, 404, 429, 503) },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const { name } = request.params;
-      const definition = definitionOf(name);
-      if (definition.kind !== 'secret') throw new InvalidBody(`credential "${name}" is an OAuth connection: connect it through the link a call answers with`);
-      await vault.putSecret(ownerOf(request), name, request.body.value);
-      return reply.code(204).send();
+      definitionOf(name);
+      const url = await vault.connectLink(ownerOf(request), name);
+      return { credential: name, url, expires_at: new Date(Date.now() + LINK_TTL_MS).toISOString() };
     },
   );
 }
