@@ -140,8 +140,8 @@ describe('the console when the service is slow, stopped or refuses the key; sign
   });
 
   it('brings back the sign-in form saying "Key refused" on every page when the key stops working', async () => {
-    const page = await newPage();
     for (const fragment of PAGES) {
+      const page = await newPage();
       await signIn(page, base, ADMIN, 'tools');
       await page.waitForSelector('#tool-list a');
       // The key is revoked while the page is open: the next request is refused.
@@ -153,8 +153,8 @@ describe('the console when the service is slow, stopped or refuses the key; sign
       expect(await page.$eval('#nav', (nav) => (nav as HTMLElement).hidden)).toBe(true);
       expect(await page.$$eval('#main > section.page', (pages) => pages.filter((p) => !(p as HTMLElement).hidden).map((p) => p.id))).toEqual(['key-page']);
       expect(await page.evaluate(() => sessionStorage.getItem('toolport.apiKey'))).toBeNull();
+      await page.close();
     }
-    await page.close();
   });
 
   it("signs in with the identity provider's access token, shows the user, and keeps the token in this tab only", async () => {
