@@ -6,6 +6,9 @@ import { clockTime, h } from './dom.js';
 /** Kinds of source that have an upstream to be healthy or not (built-ins and plugins run inside). */
 const UPSTREAM_KINDS = new Set(['openapi', 'mcp', 'http']);
 
+/** From this many upstreams, healthy chips show only their name and state. */
+const COMPACT_FROM = 4;
+
 const STATE_TEXT = { up: 'up', degraded: 'degraded', down: 'down', unknown: 'not called yet' };
 
 /**
@@ -26,13 +29,16 @@ export function stateBadge(state) {
  * @param {(row: SourceRow) => void} onPick
  */
 export function healthChips(rows, onPick) {
-  return rows.filter((row) => UPSTREAM_KINDS.has(row.kind)).map((row) => healthChip(row, onPick));
+  const upstreams = rows.filter((row) => UPSTREAM_KINDS.has(row.kind));
+  // Many upstreams: the healthy ones shrink to their name and state, so the troubled ones stand out.
+  const compact = upstreams.length > COMPACT_FROM;
+  return upstreams.map((row) => healthChip(row, onPick, compact && (row.state === 'up' || row.state === 'unknown') && row.pending === 0));
 }
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** @param {SourceRow} row @param {(row: SourceRow) => void} onPick */
-function healthChip(row, onPick) {
+/** @param {SourceRow} row @param {(row: SourceRow) => void} onPick @param {boolean} compact */
+function healthChip(row, onPick, compact) {
   const facts = [`${row.kind === 'http' ? 'HTTP tools' : row.kind === 'mcp' ? 'MCP server' : 'OpenAPI'} · ${plural(row.tools.length, 'tool')}`];
   if (row.calls > 0)
     facts.push(row.failures === 0 ? `last ${plural(row.calls, 'call')} answered` : `${row.failures} of the last ${plural(row.calls, 'call')} failed`);
@@ -40,7 +46,7 @@ function healthChip(row, onPick) {
   const lastError = row.last_error;
   return h(
     'li',
-    { class: 'health-chip', 'data-source': row.name, 'data-state': row.state },
+    { class: 'health-chip', 'data-source': row.name, 'data-state': row.state, title: compact ? facts.join(' · ') : null },
     h(
       'button',
       { type: 'button', class: 'link chip-name', onclick: () => onPick(row), disabled: row.tools.length === 0, title: `Show the tools of ${row.name}` },
@@ -49,8 +55,8 @@ function healthChip(row, onPick) {
     ' ',
     stateBadge(row.state),
     row.pending > 0 ? [' ', h('span', { class: 'badge warn' }, 'changes pending')] : null,
-    h('span', { class: 'chip-facts muted small' }, facts.join(' · ')),
+    compact ? null : h('span', { class: 'chip-facts muted small' }, facts.join(' · ')),
     row.reason && row.state === 'down' ? h('span', { class: 'chip-error small' }, row.reason) : null,
-    lastError ? h('span', { class: 'chip-error small' }, `Last error ${clockTime(lastError.at)}: ${lastError.code} — ${lastError.detail}`) : null,
+    lastError && !compact ? h('span', { class: 'chip-error small' }, `Last error ${clockTime(lastError.at)}: ${lastError.code} — ${lastError.detail}`) : null,
   );
 }

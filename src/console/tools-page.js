@@ -9,7 +9,8 @@ import { toolDetail } from './tool-detail.js';
 
 /** From this many tools, searching asks the service (ranked, with scores) instead of matching words here. */
 export const SERVER_SEARCH_FROM = 60;
-const SEARCH_LIMIT = 50;
+/** A person reads the first few; each result carries its whole definition (GitHub: ≈ 25 kB apiece). */
+const SEARCH_LIMIT = 25;
 const SEARCH_DELAY_MS = 150;
 const KIND_TEXT = { builtin: 'Built into toolport', plugin: 'Plugin', http: 'HTTP tools', openapi: 'OpenAPI document', mcp: 'MCP server' };
 /** How often the health strip is read again while the page is shown. */

@@ -53,6 +53,14 @@ describe('the Tools page with a large catalog', { timeout: 120_000 }, () => {
     spec: ${PETSTORE_DOCUMENT}
     base_url: "${gone.url}/api/v3"
     include: [getInventory]
+  - source: orders
+    spec: ${PETSTORE_DOCUMENT}
+    base_url: "${petstore.url}/api/v3"
+    include: [getOrderById]
+  - source: users
+    spec: ${PETSTORE_DOCUMENT}
+    base_url: "${petstore.url}/api/v3"
+    include: [getUserByName]
 toolsets:
   pets:
     description: The pet store.
@@ -146,11 +154,11 @@ toolsets:
       links.map((a) => [a.getAttribute('data-tool'), a.querySelector('.score')?.textContent]),
     );
     // Exactly the service's ranking, best first, with its scores.
-    const ranked = (await (await fetch(`${base}/tools/search?q=${encodeURIComponent('comment on an issue')}&limit=50`)).json()) as {
+    const ranked = (await (await fetch(`${base}/tools/search?q=${encodeURIComponent('comment on an issue')}&limit=25`)).json()) as {
       tools: { name: string; score: number }[];
     };
     expect(rows).toEqual(ranked.tools.map((t) => [t.name, t.score.toFixed(2)]));
-    expect(rows.length).toBe(50);
+    expect(rows.length).toBe(25);
     expect(searches.at(-1)).toContain('q=comment%20on%20an%20issue');
     expect(await page.$eval('#tool-count', (e) => e.textContent)).toContain('ranked by the service');
 
@@ -169,13 +177,22 @@ toolsets:
     const page = await openTools();
     await page.waitForSelector('#health-strip:not([hidden])');
     const chip = (name: string) => page.$eval(`.health-chip[data-source="${name}"]`, (e) => [e.getAttribute('data-state'), (e as HTMLElement).innerText]);
-    const [petState] = await chip('petstore');
+    const [petState, petText] = await chip('petstore');
     expect(petState).toBe('up');
     const [goneState, goneText] = await chip('gone');
     expect(goneState).toBe('down');
     expect(goneText).toContain('upstream_unavailable');
     expect(goneText).toContain('1 of the last 1 call failed');
-    expect((await chip('petstore'))[1]).toContain('last 1 call answered');
+    // Five upstreams: the healthy ones show only their name and state, the rest in their title.
+    expect(petText).not.toContain('answered');
+    expect(await page.$eval('.health-chip[data-source="petstore"]', (e) => e.getAttribute('title'))).toBe('OpenAPI · 3 tools · last 1 call answered');
+    expect(await page.$$eval('.health-chip', (chips) => chips.map((c) => c.getAttribute('data-source')))).toEqual([
+      'github',
+      'petstore',
+      'gone',
+      'orders',
+      'users',
+    ]);
     const [githubState, githubText] = await chip('github');
     expect(githubState).toBe('unknown');
     expect(githubText).toContain('not called yet');
@@ -224,6 +241,7 @@ toolsets:
         catalog: box('.catalog').toJSON(),
         detail: box('.tool-detail').toJSON(),
         strip: box('#health-strip').toJSON(),
+        listHeight: document.querySelector('.catalog nav')!.clientHeight,
       };
     });
     expect(layout.clientWidth).toBe(390);
@@ -232,6 +250,8 @@ toolsets:
     expect(layout.detail.right).toBeLessThanOrEqual(390);
     expect(layout.strip.right).toBeLessThanOrEqual(390);
     expect(layout.detail.top).toBeGreaterThanOrEqual(layout.catalog.bottom);
+    // The list has room to read: most of a screen, not a sliver under the controls.
+    expect(layout.listHeight).toBeGreaterThan(300);
     await page.screenshot({ path: join(tmpdir(), 'toolport-console-tools-390.png') });
   });
 });
