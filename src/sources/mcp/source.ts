@@ -9,6 +9,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { Store } from '../../store/types.ts';
+import { callEnd } from '../../tools/context.ts';
 import { ToolFailure } from '../../tools/failure.ts';
 import type { Provenance } from '../../tools/provenance.ts';
 import type { RegisteredTool, ToolRegistry } from '../../tools/registry.ts';
@@ -157,7 +158,7 @@ export class McpSource {
           let answer;
           try {
             const options = {
-              signal: context.signal,
+              end: callEnd(context),
               deadline: context.deadline,
               onProgress: (done: number, total: number | undefined) => context.progress(done, total),
             };

@@ -17,6 +17,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
+import { Cancellation, type CancelListener } from '../../tools/context.ts';
 import { ToolDefinitionError } from '../../tools/registry.ts';
 import type { McpServerConfig } from './config.ts';
 import { UndiciStreamableHttpTransport } from './http-transport.ts';
@@ -33,10 +34,53 @@ export class UpstreamDown extends Error {
 }
 
 export interface UpstreamCallOptions {
-  signal: AbortSignal;
+  /** The call's end (deadline or cancellation): the server is sent notifications/cancelled when it comes. */
+  end: Cancellation | AbortSignal;
   /** Epoch ms: the call's deadline (the request timeout is set a little after it; the signal fires first). */
   deadline: number;
   onProgress(done: number, total: number | undefined): void;
+}
+
+/**
+ * A call's end as the SDK Client's request reads its `signal` (aborted, reason, throwIfAborted,
+ * addEventListener('abort') — nothing else), without an AbortController and its EventTarget per call.
+ */
+class EndSignal implements CancelListener {
+  readonly #end: Cancellation;
+  #listeners: (() => void)[] | null = null;
+
+  constructor(end: Cancellation) {
+    this.#end = end;
+  }
+
+  get aborted(): boolean {
+    return this.#end.reason !== null;
+  }
+
+  get reason(): Error | undefined {
+    return this.#end.reason ?? undefined;
+  }
+
+  throwIfAborted(): void {
+    if (this.#end.reason !== null) throw this.#end.reason;
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (this.#listeners === null) {
+      this.#listeners = [];
+      this.#end.subscribe(this);
+    }
+    this.#listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const i = this.#listeners?.indexOf(listener) ?? -1;
+    if (i >= 0) this.#listeners!.splice(i, 1);
+  }
+
+  onCancelled(): void {
+    for (const listener of this.#listeners ?? []) listener();
+  }
 }
 
 /** Children still alive, killed if the service exits without closing them (a crash, process.exit). */
@@ -197,19 +241,20 @@ export class McpUpstream {
     this.#restartTimer.unref();
   }
 
-  /** Forwards one tools/call; the signal sends notifications/cancelled upstream when it fires. */
+  /** Forwards one tools/call; the call's end sends notifications/cancelled upstream. */
   async callTool(name: string, args: Record<string, unknown>, options: UpstreamCallOptions): Promise<CallToolResult> {
     const client = this.#client;
     if (client === null || this.#state !== 'up') throw new UpstreamDown(this.downReason ?? 'not connected');
     const progressToken = `toolport-${++this.#calls}`;
     this.#progress.set(progressToken, options.onProgress);
+    const signal = options.end instanceof Cancellation ? (new EndSignal(options.end) as unknown as AbortSignal) : options.end;
     try {
       return (await client.callTool({ name, arguments: args, _meta: { progressToken } }, undefined, {
-        signal: options.signal,
+        signal,
         timeout: Math.max(1, options.deadline - Date.now()) + 1000,
       })) as CallToolResult;
     } catch (err) {
-      if (options.signal.aborted) throw err; // the dispatcher has answered already (deadline or cancel)
+      if (signal.aborted) throw err; // the dispatcher has answered already (deadline or cancel)
       if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout) throw err;
       const reason = err instanceof Error ? err.message : String(err);
       // A broken HTTP connection does not close the client by itself: reconnect.
