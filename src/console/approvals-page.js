@@ -41,6 +41,21 @@ export function createApprovalsPage(section, { feed }) {
   let soon = null;
   let visible = false;
 
+  /** The number of approvals this key may decide now, on the page's link in the navigation. */
+  const link = document.querySelector('#nav [data-page="approvals"]');
+  const count = h('span', { class: 'badge warn count', hidden: true });
+  link?.append(count);
+  async function countPending() {
+    const answer = await request('/approvals?status=pending&limit=200');
+    if (answer.ok) showCount(answer.data.approvals);
+  }
+  function showCount(records) {
+    const waiting = records.filter((r) => r.status === 'pending' && r.may_decide).length;
+    count.hidden = waiting === 0;
+    count.textContent = String(waiting);
+    count.setAttribute('aria-label', `${waiting} waiting for your decision`);
+  }
+
   async function refresh() {
     const path = only !== null ? `/approvals/${encodeURIComponent(only)}` : `/approvals?limit=100${filter.value ? `&status=${filter.value}` : ''}`;
     const answer = await request(path);
@@ -51,6 +66,7 @@ export function createApprovalsPage(section, { feed }) {
     }
     const records = only !== null ? [answer.data] : answer.data.approvals;
     show(records);
+    if (only === null && filter.value === 'pending') showCount(records);
     const kind = only === null && filter.value ? `${filter.value} ` : '';
     status.textContent = `${records.length} ${kind}approval${records.length === 1 ? '' : 's'} · updated ${clockTime(new Date().toISOString())}`;
   }
@@ -98,12 +114,12 @@ export function createApprovalsPage(section, { feed }) {
       h('h3', {}, record.requested_arguments ? 'Arguments, as edited by the approver' : 'Arguments'),
       jsonBlock(record.arguments, `arguments of ${record.tool}`),
       record.requested_arguments ? argumentDiff(record.requested_arguments, record.arguments) : null,
-      record.status === 'pending' ? actions(record) : null,
+      record.status === 'pending' ? actions(record, titleId) : null,
     );
     return { record, element };
   }
 
-  function actions(record) {
+  function actions(record, titleId) {
     if (!record.may_decide)
       return notice(`This call was asked with this key: it may read the approval but not decide it. Deciding: ${record.approvers.join(', ') || 'admin keys'}.`);
     const noteId = uid('note');
@@ -137,8 +153,8 @@ export function createApprovalsPage(section, { feed }) {
       h(
         'div',
         { class: 'buttons' },
-        h('button', { type: 'button', class: 'primary', onclick: () => void decide({ decision: 'approve' }) }, 'Approve'),
-        h('button', { type: 'button', class: 'danger', onclick: () => void decide({ decision: 'deny' }) }, 'Deny'),
+        h('button', { type: 'button', class: 'primary', 'aria-describedby': titleId, onclick: () => void decide({ decision: 'approve' }) }, 'Approve'),
+        h('button', { type: 'button', class: 'danger', 'aria-describedby': titleId, onclick: () => void decide({ decision: 'deny' }) }, 'Deny'),
         edit,
       ),
       problem,
@@ -191,8 +207,11 @@ export function createApprovalsPage(section, { feed }) {
     void refresh();
   });
   feed.addEventListener('call', (event) => {
-    if (visible && /^approval_/.test(event.detail.error_code ?? '')) refreshSoon();
+    if (!/^approval_/.test(event.detail.error_code ?? '')) return;
+    if (visible) refreshSoon();
+    else void countPending();
   });
+  void countPending();
 
   return {
     enter(param) {

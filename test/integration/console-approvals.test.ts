@@ -72,6 +72,7 @@ describe('the Approvals page in a browser', { timeout: 60_000 }, () => {
     expect(held.error.code).toBe('approval_required');
     const id = held.approval.id as string;
     await page.waitForSelector(card(id), { timeout: 5000 });
+    expect(await text(page, '[data-page="approvals"] .count')).toBe('1');
     const shown = await text(page, card(id));
     expect(shown).toContain('payments_refund');
     expect(shown).toMatch(/"amount": 1500/);
@@ -95,6 +96,7 @@ describe('the Approvals page in a browser', { timeout: 60_000 }, () => {
 
     await page.waitForFunction(() => document.querySelector('#approvals-outcome')?.textContent?.includes('Approved payments_refund with edited arguments'));
     await page.waitForSelector(card(id), { hidden: true }); // no longer pending
+    expect(await page.$eval('[data-page="approvals"] .count', (badge) => (badge as HTMLElement).hidden)).toBe(true);
     expect(await approval(id)).toMatchObject({
       status: 'approved',
       arguments: { order: 'A-17', amount: 900 },
@@ -141,9 +143,19 @@ describe('the Approvals page in a browser', { timeout: 60_000 }, () => {
     await page.close();
   });
 
-  it('lets the caller that asked read its approval but offers it no decision', async () => {
+  it('lets the caller that asked read its approval but offers it no decision; counts what waits for an approver on the link', async () => {
+    // An approver on another page: the held call in the feed puts the count on the Approvals link.
+    const ops = await openConsole(fx.keys.ops, 'calls');
+    await ops.waitForSelector('.feed-status[data-state="live"]');
+    expect(await ops.$eval('[data-page="approvals"] .count', (badge) => (badge as HTMLElement).hidden)).toBe(true);
     const held = await invoke('payments_refund', { order: 'B-2', amount: 5000 }, 's-own');
     const id = held.approval.id as string;
+    await ops.waitForSelector('[data-page="approvals"] .count:not([hidden])', { timeout: 5000 });
+    expect(await ops.$eval('[data-page="approvals"] .count', (badge) => [badge.textContent, badge.getAttribute('aria-label')])).toEqual([
+      '1',
+      '1 waiting for your decision',
+    ]);
+    await ops.close();
     const page = await openConsole(fx.keys.agent, 'approvals');
     await page.waitForSelector(card(id));
     expect(await text(page, card(id))).toContain('may read the approval but not decide it');
