@@ -25,7 +25,7 @@ import { renderMcpCallToolResult, renderMcpTool } from '../formats/mcp.ts';
 import { TASK_EXECUTION, TASK_METHODS, TASKS_CAPABILITY, type McpTasks } from './tasks.ts';
 import { declaresTasks, EXTENSION_METHODS, TASKS_EXTENSION } from './tasks-extension.ts';
 import { resultIdOf, type ResultResources } from '../store/results.ts';
-import { acceptsUrlElicitation, connectLinkInputRequired } from './elicitation.ts';
+import { askToConnect } from './elicitation.ts';
 import type { McpApprovals } from './approval.ts';
 import type { McpClients } from './client-approval.ts';
 import { isObject } from '../json.ts';
@@ -242,8 +242,11 @@ export class McpEndpoint {
         if (await clientApprovals.ask(result, question))
           result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, { ...scope, receivedAt: Date.now() });
       }
-      if (result.authorization !== undefined && env.era === 'stateless' && acceptsUrlElicitation(message))
-        return connectLinkInputRequired({ ...result, authorization: result.authorization });
+      if (result.authorization !== undefined) {
+        const client = { era: env.era, sessionKey: env.sessionKey, caller: scope.caller };
+        const asked = await askToConnect(message, { ...result, authorization: result.authorization }, client, this.#clients?.capabilities ?? null);
+        if (asked !== null) return asked;
+      }
       if (this.#approvals !== null && env.era === 'stateless') {
         const asked = await this.#approvals.ask(message, result, scope.caller);
         if (asked !== null) return asked;

@@ -36,6 +36,8 @@ export const ErrorCode = {
   MissingRequiredClientCapability: -32021,
   /** 2026-07-28: the request's protocol version is not one the server speaks; data names the supported ones. */
   UnsupportedProtocolVersion: -32022,
+  /** 2025-11-25: the request cannot go on until the person completes the URL-mode elicitations data names. */
+  UrlElicitationRequired: -32042,
 } as const;
 
 export type RequestId = string | number;
