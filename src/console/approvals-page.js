@@ -83,6 +83,9 @@ export function createApprovalsPage(section, { feed }) {
     const ids = new Set(records.map((r) => r.approval_id));
     for (const [id, card] of cards) {
       if (ids.has(id)) continue;
+      // Decided by someone else while this page had it open: say so rather than drop it silently.
+      if (card.record.status === 'pending' && card.element.querySelector('form.edit-arguments'))
+        outcome.textContent = `Approval ${id} (${card.record.tool}) was decided elsewhere; open All to see how.`;
       card.element.remove();
       cards.delete(id);
     }
@@ -137,6 +140,7 @@ export function createApprovalsPage(section, { feed }) {
         problem.textContent = problemText(answer);
         return;
       }
+      editor.replaceChildren(); // decided here: its card goes without a word of "elsewhere"
       const edited = answer.data.decision?.arguments_edited ? ' with edited arguments' : '';
       outcome.textContent = `${answer.data.status === 'denied' ? 'Denied' : 'Approved'} ${record.tool}${edited} (approval ${record.approval_id}).`;
       void refresh();

@@ -106,13 +106,18 @@ export function createConnectionsPage(section) {
     connect.addEventListener('click', async () => {
       const answer = await act(request(`/me/connections/${encodeURIComponent(name)}/link`, { method: 'POST' }), '');
       if (!answer.ok) return;
-      const until = clockTime(answer.data.expires_at).slice(0, 5);
+      const shownUntil = clockTime(answer.data.expires_at).slice(0, 5);
       place.replaceChildren(
         h('a', { href: answer.data.url, target: '_blank', rel: 'noopener noreferrer', class: 'button primary' }, `Sign in to ${name}`),
-        h('span', { class: 'muted small' }, ` A link for you only: it works once, until ${until}. This page updates once you are done.`),
+        h('span', { class: 'muted small' }, ` A link for you only: it works once, until ${shownUntil}. This page updates once you are done.`),
       );
+      // Asked again until the link has expired (or the page is left).
+      const until = Date.parse(answer.data.expires_at);
       clearInterval(linkTimer);
-      linkTimer = setInterval(() => void (visible ? refresh() : undefined), LINK_POLL_MS);
+      linkTimer = setInterval(() => {
+        if (Date.now() > until) clearInterval(linkTimer);
+        else if (visible) void refresh();
+      }, LINK_POLL_MS);
     });
     return h('div', { class: 'buttons' }, connect, place);
   }

@@ -167,4 +167,23 @@ describe('the Approvals page in a browser', { timeout: 60_000 }, () => {
     await page.close();
     await stranger.close();
   });
+
+  it('says so when an approval being edited is decided by someone else', async () => {
+    const held = await invoke('payments_refund', { order: 'C-3', amount: 7000 }, 's-race');
+    const id = held.approval.id as string;
+    const page = await openConsole(fx.keys.ops, 'approvals');
+    await page.waitForSelector(card(id));
+    await (await button(page, id, 'Edit arguments…')).click();
+    await page.waitForSelector(`${card(id)} form.edit-arguments`);
+    const other = await app.inject({
+      method: 'POST',
+      url: `/approvals/${id}/decision`,
+      headers: bearer(fx.keys.finance),
+      payload: { decision: 'deny', note: 'no' },
+    });
+    expect(other.statusCode).toBe(200);
+    await page.waitForSelector(card(id), { hidden: true, timeout: 5000 });
+    expect(await text(page, '#approvals-outcome')).toBe(`Approval ${id} (payments_refund) was decided elsewhere; open All to see how.`);
+    await page.close();
+  });
 });
