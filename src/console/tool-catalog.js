@@ -6,6 +6,8 @@ import { stateBadge } from './source-health.js';
 
 /** Links built per step when a group opens (and per "Show more"). */
 const STEP = 100;
+/** A group of more tools than this holds sub-groups by the names' first two words (github_issues, github_repos…). */
+const SPLIT_FROM = 150;
 
 /**
  * @typedef {{ name: string, description: string }} ToolRow
@@ -26,16 +28,32 @@ function toolLink(tool, current, score) {
   );
 }
 
+/** @param {Group} group @returns {Group[] | null} */
+function subGroups(group) {
+  if (group.tools.length <= SPLIT_FROM) return null;
+  const byPrefix = new Map();
+  for (const tool of group.tools) {
+    const prefix = tool.name.split('_').slice(0, 2).join('_');
+    if (!byPrefix.has(prefix)) byPrefix.set(prefix, []);
+    byPrefix.get(prefix).push(tool);
+  }
+  // Worth it only when the words gather tools: not one sub-group, not one per tool.
+  if (byPrefix.size < 2 || byPrefix.size > group.tools.length / 3) return null;
+  return [...byPrefix.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([prefix, tools]) => ({ key: `${group.key}/${prefix}`, title: prefix, tools }));
+}
+
 export function createCatalog() {
   const element = h('div', { id: 'tool-list', class: 'tool-groups' });
   /** Groups the person opened (or that held the current tool): kept open across re-renders. */
   const opened = new Set();
-  /** key → reveal(name): shows the group's links up to that tool. */
-  let revealers = new Map();
+  /** The shown groups' reveal(name): opens the group holding that tool and builds its link. */
+  let revealers = [];
 
   /** @param {Group} group @param {string | null} current @param {boolean} openAll */
   function groupElement(group, current, openAll) {
-    const list = h('ul', { class: 'tool-list' });
+    const names = new Set(group.tools.map((t) => t.name));
+    const children = subGroups(group);
+    const body = h(children ? 'div' : 'ul', { class: children ? 'sub-groups' : 'tool-list' });
     const more = h('button', { type: 'button', class: 'small more', hidden: true });
     const details = h(
       'details',
@@ -49,51 +67,77 @@ export function createCatalog() {
         group.state ? [' ', stateBadge(group.state)] : null,
       ),
       group.note ? h('p', { class: 'muted small group-note' }, group.note) : null,
-      list,
-      more,
+      body,
+      children ? null : more,
     );
     let shown = 0;
+    /** @type {{ details: HTMLElement, reveal: (name: string) => boolean }[] | null} */
+    let built = null;
     const showUpTo = (count) => {
       const next = group.tools.slice(shown, Math.max(count, shown + STEP));
-      list.append(...next.map((tool) => toolLink(tool, current, undefined)));
+      body.append(...next.map((tool) => toolLink(tool, current, undefined)));
       shown += next.length;
       const left = group.tools.length - shown;
       more.hidden = left <= 0;
       more.textContent = `Show ${Math.min(STEP, left)} more (${left} not shown)`;
     };
+    /** Builds what an open group shows: its sub-groups, or its links up to `name` (at least a step). */
+    const fill = (name) => {
+      if (children) {
+        if (built === null) {
+          built = children.map((child) => groupElement(child, current, false));
+          body.append(...built.map((b) => b.details));
+        }
+        if (name !== null) built.some((b) => b.reveal(name));
+      } else {
+        const at = name === null ? -1 : group.tools.findIndex((t) => t.name === name);
+        if (shown === 0 || at >= shown) showUpTo(at + 1);
+      }
+    };
     more.addEventListener('click', () => showUpTo(shown + STEP));
     details.addEventListener('toggle', () => {
       if (details.open) {
         opened.add(group.key);
-        if (shown === 0) showUpTo(STEP);
+        fill(null);
       } else opened.delete(group.key);
     });
-    const holdsCurrent = current !== null && group.tools.some((t) => t.name === current);
-    if (openAll || opened.has(group.key) || holdsCurrent) {
+    const reveal = (name) => {
+      if (!names.has(name)) return false;
       details.open = true;
-      const at = holdsCurrent ? group.tools.findIndex((t) => t.name === current) : 0;
-      showUpTo(at + 1);
-    }
-    revealers.set(group.key, (name) => {
-      const at = group.tools.findIndex((t) => t.name === name);
-      if (at === -1) return false;
-      details.open = true;
-      if (at >= shown) showUpTo(at + 1);
+      fill(name);
       return true;
-    });
-    return details;
+    };
+    if (current !== null && names.has(current)) reveal(current);
+    else if (openAll || opened.has(group.key)) {
+      details.open = true;
+      fill(null);
+    }
+    return { details, reveal };
+  }
+
+  const linkOf = (name) => element.querySelector(`a[data-tool="${CSS.escape(name)}"]`);
+
+  /** Scrolls the list (not the page) so the tool's link is in view. */
+  function scrollToLink(name) {
+    const link = linkOf(name);
+    const list = element.parentElement;
+    if (link === null || list === null) return;
+    const offset = link.getBoundingClientRect().top - list.getBoundingClientRect().top;
+    if (offset < 0 || offset > list.clientHeight - link.clientHeight) list.scrollTop += offset - list.clientHeight / 3;
   }
 
   return {
     element,
     /** Shows the groups; with openAll (a small catalog) every group is open. */
     showGroups(groups, current, openAll) {
-      revealers = new Map();
-      element.replaceChildren(...groups.map((group) => groupElement(group, current, openAll)));
+      const shown = groups.map((group) => groupElement(group, current, openAll));
+      revealers = shown.map((g) => g.reveal);
+      element.replaceChildren(...shown.map((g) => g.details));
+      if (current !== null) scrollToLink(current);
     },
     /** Shows search results, best first, with their scores when the service ranked them. */
     showResults(results, current) {
-      revealers = new Map();
+      revealers = [];
       element.replaceChildren(
         h(
           'ul',
@@ -101,19 +145,17 @@ export function createCatalog() {
           results.map((r) => toolLink(r.tool, current, r.score)),
         ),
       );
+      if (element.parentElement !== null) element.parentElement.scrollTop = 0; // the best match first, not where the last list was scrolled
     },
     /** Marks `name` as the current tool, opening its group (the first that holds it) and scrolling to it. */
     select(name) {
       for (const link of element.querySelectorAll('a[aria-current]')) link.removeAttribute('aria-current');
       if (name === null) return;
-      let link = element.querySelector(`a[data-tool="${CSS.escape(name)}"]`);
-      if (link === null) {
-        for (const reveal of revealers.values()) if (reveal(name)) break;
-        link = element.querySelector(`a[data-tool="${CSS.escape(name)}"]`);
-      }
-      link?.setAttribute('aria-current', 'true');
+      if (linkOf(name) === null) revealers.some((reveal) => reveal(name));
+      linkOf(name)?.setAttribute('aria-current', 'true');
+      scrollToLink(name);
     },
-    /** Opens the group `key` and brings it into view. */
+    /** Opens the group `key` (a source's or a toolset's) and brings it into view. */
     open(key) {
       const details = /** @type {HTMLDetailsElement | null} */ (element.querySelector(`details[data-group="${CSS.escape(key)}"]`));
       if (details === null) return;

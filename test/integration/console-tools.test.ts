@@ -3,7 +3,7 @@
 /**
  * The console's Tools page with a large real catalog, in headless Chromium: GitHub's whole REST
  * API (npm `@octokit/openapi`, 1,223 operations) beside a small Petstore and an upstream that is
- * gone. Grouped by source and by toolset, groups built only when opened; the service's ranked
+ * gone. Grouped by source (a large source by its names' first words) and by toolset, groups built only when opened; the service's ranked
  * search with scores; a health strip per upstream; one column at 390 px with no sideways scroll.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -100,7 +100,7 @@ toolsets:
   const call = (name: string) =>
     fetch(`${base}/tools/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, arguments: {} }) });
 
-  it('groups 1,200+ tools by source, building only the open groups, and opens a group of 1,200 a hundred at a time', async () => {
+  it("groups 1,200+ tools by source, then by their names' first words, building only the open groups, a hundred links at a time", async () => {
     expect(githubTools).toBeGreaterThan(1200);
     const page = await openTools();
     const groups = await page.$$eval('details.tool-group', (all) => all.map((d) => [d.getAttribute('data-group'), (d as HTMLDetailsElement).open]));
@@ -123,22 +123,39 @@ toolsets:
       (document.querySelector('details[data-group="source:github"] > summary') as HTMLElement).click();
       return new Promise<number>((resolve) => requestAnimationFrame(() => resolve(performance.now() - started)));
     });
-    await page.waitForFunction(() => document.querySelectorAll('details[data-group="source:github"] a').length === 100);
-    const more = await page.$eval('details[data-group="source:github"] .more', (b) => b.textContent);
-    expect(more).toBe(`Show 100 more (${githubTools - 100} not shown)`);
-    await page.click('details[data-group="source:github"] .more');
-    expect((await page.$$('details[data-group="source:github"] a')).length).toBe(200);
+    // 1,223 tools open as sub-groups by their names' first words; no link is built yet.
+    const github = 'details[data-group="source:github"]';
+    await page.waitForSelector(`${github} details[data-group="source:github/github_issues"]`);
+    const subGroups = await page.$$eval(`${github} details.tool-group`, (all) => all.map((d) => d.querySelector('.group-title')!.textContent));
+    expect(subGroups.length).toBeGreaterThan(20);
+    expect(subGroups).toEqual([...subGroups].sort());
+    expect(subGroups).toEqual(expect.arrayContaining(['github_actions', 'github_issues', 'github_pulls', 'github_repos']));
+    expect((await page.$$(`${github} a`)).length).toBe(0);
 
-    // A tool deep in the group, opened by its address: its link is built and marked.
-    const deep = await page.evaluate(() => location.hash);
-    expect(deep).toMatch(/^#tools/);
+    // A sub-group of 200+ tools shows them a hundred at a time.
+    const repos = `${github} details[data-group="source:github/github_repos"]`;
+    const reposCount = Number(await page.$eval(`${repos} .group-count`, (e) => e.textContent));
+    expect(reposCount).toBeGreaterThan(200);
+    await page.click(`${repos} > summary`);
+    await page.waitForFunction((selector) => document.querySelectorAll(`${selector} a`).length === 100, {}, repos);
+    expect(await page.$eval(`${repos} .more`, (b) => b.textContent)).toBe(`Show 100 more (${reposCount - 100} not shown)`);
+    await page.click(`${repos} .more`);
+    expect((await page.$$(`${repos} a`)).length).toBe(200);
+
+    // A tool deep in the catalog, opened by its address: its sub-group opens, its link is built, marked and in view.
     const last = app.toolport.registry
       .list()
       .filter((t) => t.name.startsWith('github_'))
       .at(-1)!.name;
     await page.evaluate((name) => (location.hash = `#tools/${name}`), last);
-    await page.waitForSelector(`#tool-list a[data-tool="${last}"][aria-current="true"]`);
+    const link = await page.waitForSelector(`#tool-list a[data-tool="${last}"][aria-current="true"]`);
     expect(await page.$eval('.tool-detail h2', (e) => e.textContent)).toBe(last);
+    const inView = await link!.evaluate((a) => {
+      const list = document.querySelector('.catalog nav')!.getBoundingClientRect();
+      const box = a.getBoundingClientRect();
+      return box.top >= list.top && box.bottom <= list.bottom;
+    });
+    expect(inView).toBe(true);
   });
 
   it("searches through the service's ranked search and shows the scores", async () => {
@@ -210,7 +227,7 @@ toolsets:
     const page = await openTools();
     await page.select('#tool-group-by', 'toolset');
     await page.waitForSelector('details[data-group="toolset:pets"]');
-    const keys = await page.$$eval('details.tool-group', (all) => all.map((d) => d.getAttribute('data-group')));
+    const keys = await page.$$eval('#tool-list > details.tool-group', (all) => all.map((d) => d.getAttribute('data-group')));
     expect(keys).toEqual(['toolset:pets', 'toolset:triage', 'other']);
     expect(await page.$eval('details[data-group="toolset:pets"] .group-note', (e) => e.textContent)).toBe('The pet store.');
 
