@@ -150,7 +150,7 @@ describe('the console when the service is slow, stopped or refuses the key; sign
       else await go(page, fragment);
       await page.waitForSelector('#key-page', { visible: true });
       expect(await page.$eval('#key-error', (error) => error.textContent)).toMatch(/^Key refused: the service refused this key or token/);
-      expect(await page.$eval('#nav', (nav) => (nav as HTMLElement).hidden)).toBe(true);
+      expect(await page.$eval('#nav', (nav) => getComputedStyle(nav).display)).toBe('none');
       expect(await page.$$eval('#main > section.page', (pages) => pages.filter((p) => !(p as HTMLElement).hidden).map((p) => p.id))).toEqual(['key-page']);
       expect(await page.evaluate(() => sessionStorage.getItem('toolport.apiKey'))).toBeNull();
       await page.close();
@@ -190,7 +190,7 @@ describe('the console when the service is slow, stopped or refuses the key; sign
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.getElementById('key-error')?.textContent?.includes('Key refused'));
     expect(await page.$eval('#key-error', (error) => error.textContent)).toMatch(/expired/);
-    expect(await page.$eval('#nav', (nav) => (nav as HTMLElement).hidden)).toBe(true);
+    expect(await page.$eval('#nav', (nav) => getComputedStyle(nav).display)).toBe('none');
     await page.close();
   });
 });
