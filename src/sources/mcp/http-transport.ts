@@ -1,5 +1,5 @@
 /**
- * The client side of MCP's Streamable HTTP transport on undici's `request` (the SDK's own client
+ * The client side of MCP's Streamable HTTP transport on undici (the SDK's own client
  * transport goes through WHATWG fetch, web streams and one AbortSignal shared by every request, and
  * costs several times more CPU per call). It implements the SDK's Transport interface, so the SDK
  * Client still drives the protocol: initialization, requests, progress, cancellation, timeouts.
@@ -14,6 +14,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { isMessage, PostAnswer, type AnswerSink, type SseReader, type StreamOptions } from './http-answer.ts';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Dispatcher } from 'undici';
@@ -30,31 +31,8 @@ const FIRST_RECONNECT_DELAY_MS = 1000;
 const MAX_RECONNECT_DELAY_MS = 30_000;
 const RECONNECT_GROWTH = 1.5;
 const MAX_RECONNECTS = 2;
-/** The most of an error answer's body kept for its message. */
-const MAX_ERROR_TEXT = 2000;
 
 type Body = Dispatcher.ResponseData['body'];
-
-/** How a stream is read: whether it may be reopened with a GET, and the request whose answer it carries. */
-interface StreamOptions {
-  reconnectable: boolean;
-  /** A resumed POST stream answers the original request under this id. */
-  replayId?: string | number;
-}
-
-const mediaType = (header: string | string[] | undefined) =>
-  String(header ?? '')
-    .split(';')[0]!
-    .trim()
-    .toLowerCase();
-const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
-
-function isMessage(value: unknown): value is JSONRPCMessage {
-  return typeof value === 'object' && value !== null && (value as { jsonrpc?: unknown }).jsonrpc === '2.0';
-}
-
-const hasRequests = (message: JSONRPCMessage | JSONRPCMessage[]) =>
-  (Array.isArray(message) ? message : [message]).some((m) => 'method' in m && 'id' in m && m.id !== undefined);
 
 export class UndiciStreamableHttpTransport implements Transport {
   onclose?: () => void;
@@ -71,9 +49,16 @@ export class UndiciStreamableHttpTransport implements Transport {
   #closed = false;
   /** The server's `retry:`, which replaces the backoff when it sent one. */
   #retryMs: number | undefined;
-  /** Bodies being read, destroyed on close. */
-  readonly #open = new Set<Body>();
+  /** Streams being read, destroyed on close. */
+  readonly #open = new Set<{ destroy(): void }>();
   readonly #timers = new Set<NodeJS.Timeout>();
+  /** What each POST's answer (http-answer.ts) does to this transport. */
+  readonly #answers: AnswerSink = {
+    session: (id) => (this.sessionId = id),
+    initialized: () => this.#openGetStream(undefined, { reconnectable: true }).catch((err: Error) => this.onerror?.(err)),
+    stream: (open, options) => this.#sseReader(open, options),
+    message: (message) => this.onmessage?.(message),
+  };
 
   constructor(url: URL, agent: Dispatcher, headers: Record<string, string> = {}) {
     this.#agent = agent;
@@ -111,49 +96,13 @@ export class UndiciStreamableHttpTransport implements Transport {
         );
         return;
       }
-      const response = await this.#agent.request({
-        origin: this.#origin,
-        path: this.#path,
-        method: 'POST',
-        headers: this.#requestHeaders('application/json, text/event-stream', { 'content-type': 'application/json' }),
-        body: JSON.stringify(message),
-      });
-      const session = header(response.headers['mcp-session-id']);
-      if (session !== undefined && session !== '') this.sessionId = session;
-      const { statusCode, body } = response;
-      if (statusCode < 200 || statusCode > 299) {
-        const text = await errorText(body);
-        throw new StreamableHTTPError(
-          statusCode,
-          `Error POSTing to endpoint: ${statusCode >= 300 && statusCode < 400 ? `redirected (HTTP ${statusCode}), not followed` : text}`,
+      await new Promise<void>((resolve, reject) => {
+        const headers = this.#requestHeaders('application/json, text/event-stream', { 'content-type': 'application/json' });
+        this.#agent.dispatch(
+          { origin: this.#origin, path: this.#path, method: 'POST', headers, body: JSON.stringify(message) },
+          new PostAnswer(this.#answers, message, resolve, reject),
         );
-      }
-      if (statusCode === 202) {
-        body.dump().catch(() => {});
-        if (!Array.isArray(message) && 'method' in message && message.method === 'notifications/initialized') {
-          this.#openGetStream(undefined, { reconnectable: true }).catch((err: Error) => this.onerror?.(err));
-        }
-        return;
-      }
-      if (!hasRequests(message)) {
-        body.dump().catch(() => {});
-        return;
-      }
-      const type = mediaType(response.headers['content-type']);
-      if (type === 'text/event-stream') {
-        // Resumed after a drop, the stream's answer is the answer to this request, whatever id the replay carries.
-        const replayId = !Array.isArray(message) && 'id' in message && 'method' in message ? message.id : undefined;
-        this.#readStream(body, { reconnectable: false, ...(replayId !== undefined && { replayId }) });
-      } else if (type === 'application/json') {
-        const data = (await body.json()) as unknown;
-        for (const each of Array.isArray(data) ? data : [data]) {
-          if (!isMessage(each)) throw new Error(`not a JSON-RPC message: ${JSON.stringify(each).slice(0, 200)}`);
-          this.onmessage?.(each);
-        }
-      } else {
-        body.dump().catch(() => {});
-        throw new StreamableHTTPError(-1, `Unexpected content type: ${String(response.headers['content-type'])}`);
-      }
+      });
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
       this.onerror?.(error);
@@ -178,15 +127,25 @@ export class UndiciStreamableHttpTransport implements Transport {
     this.#readStream(response.body, options);
   }
 
+  /** Reads a GET stream (or a resumed POST stream) as it arrives; see SseReader. */
+  #readStream(body: Body, options: StreamOptions): void {
+    const reader = this.#sseReader(body, options);
+    body.on('data', (chunk: Buffer) => reader.feed(chunk));
+    body.on('end', () => reader.finish());
+    body.on('error', (err: Error) => reader.finish(err));
+    body.on('close', () => reader.finish());
+  }
+
   /**
-   * Reads an SSE stream as it arrives, handing each message on. When it ends or breaks before its
+   * Hands each message of an SSE stream on as it arrives. When the stream ends or breaks before its
    * answer and can be resumed (a GET stream, or a POST stream that gave an event id), it is reopened
    * after the backoff.
    */
-  #readStream(body: Body, options: StreamOptions): void {
-    this.#open.add(body);
-    let lastEventId: string | undefined;
+  #sseReader(open: { destroy(): void }, options: StreamOptions): SseReader {
+    this.#open.add(open);
     let answered = false;
+    // undici gives Buffers; a character cut between two of them is joined here.
+    const decoder = new StringDecoder('utf8');
     const parser = createParser({
       onEvent: (event: EventSourceMessage) => {
         if (event.id !== undefined && event.id !== '') lastEventId = event.id;
@@ -212,22 +171,20 @@ export class UndiciStreamableHttpTransport implements Transport {
         this.#retryMs = ms;
       },
     });
-    // undici's bodies give Buffers; a character cut between two of them is joined here.
-    const decoder = new StringDecoder('utf8');
-    body.on('data', (chunk: Buffer) => parser.feed(decoder.write(chunk)));
+    let lastEventId: string | undefined;
     let done = false;
-    const finish = (err?: Error) => {
-      if (done) return;
-      done = true;
-      this.#open.delete(body);
-      if (this.#closed) return;
-      if (err !== undefined) this.onerror?.(new Error(`SSE stream disconnected: ${err.message}`));
-      const resumable = options.reconnectable || lastEventId !== undefined;
-      if (resumable && !answered) this.#reconnect(lastEventId, options, 0);
+    return {
+      feed: (chunk) => parser.feed(decoder.write(chunk)),
+      finish: (err) => {
+        if (done) return;
+        done = true;
+        this.#open.delete(open);
+        if (this.#closed) return;
+        if (err !== undefined) this.onerror?.(new Error(`SSE stream disconnected: ${err.message}`));
+        const resumable = options.reconnectable || lastEventId !== undefined;
+        if (resumable && !answered) this.#reconnect(lastEventId, options, 0);
+      },
     };
-    body.on('end', () => finish());
-    body.on('error', (err: Error) => finish(err));
-    body.on('close', () => finish());
   }
 
   #reconnect(lastEventId: string | undefined, options: StreamOptions, attempt: number): void {
@@ -252,26 +209,8 @@ export class UndiciStreamableHttpTransport implements Transport {
     this.#closed = true;
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
-    for (const body of this.#open) body.destroy();
+    for (const open of this.#open) open.destroy();
     this.#open.clear();
     this.onclose?.();
   }
-}
-
-/** The beginning of an error answer's body, for its message. */
-async function errorText(body: Body): Promise<string> {
-  let text = '';
-  const decoder = new StringDecoder('utf8');
-  try {
-    for await (const chunk of body) {
-      text += decoder.write(chunk as Buffer);
-      if (text.length >= MAX_ERROR_TEXT) {
-        body.destroy();
-        break;
-      }
-    }
-  } catch {
-    // what came is enough
-  }
-  return text.slice(0, MAX_ERROR_TEXT);
 }
