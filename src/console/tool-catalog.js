@@ -155,6 +155,11 @@ export function createCatalog() {
       linkOf(name)?.setAttribute('aria-current', 'true');
       scrollToLink(name);
     },
+    /** Shows a group's new state (a source read again) on its heading. */
+    setState(key, state) {
+      const badge = element.querySelector(`details[data-group="${CSS.escape(key)}"] > summary .badge.state`);
+      if (badge !== null && badge.getAttribute('data-state') !== state) badge.replaceWith(stateBadge(state));
+    },
     /** Opens the group `key` (a source's or a toolset's) and brings it into view. */
     open(key) {
       const details = /** @type {HTMLDetailsElement | null} */ (element.querySelector(`details[data-group="${CSS.escape(key)}"]`));

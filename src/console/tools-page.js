@@ -167,6 +167,7 @@ export function createToolsPage(section, context) {
     });
     strip.replaceChildren(...chips);
     strip.hidden = chips.length === 0;
+    for (const row of sources) catalog.setState(`source:${row.name}`, row.state);
   }
 
   async function readToolsets() {

@@ -97,8 +97,8 @@ toolsets:
     return page;
   }
 
-  const call = (name: string) =>
-    fetch(`${base}/tools/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, arguments: {} }) });
+  const call = (name: string, args: Record<string, unknown> = {}) =>
+    fetch(`${base}/tools/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, arguments: args }) });
 
   it("groups 1,200+ tools by source, then by their names' first words, building only the open groups, a hundred links at a time", async () => {
     expect(githubTools).toBeGreaterThan(1200);
@@ -216,6 +216,12 @@ toolsets:
     expect(await page.$('.health-chip[data-source="built-in"]')).toBeNull();
     // The group headings carry the same state.
     expect(await page.$eval('details[data-group="source:gone"] .badge.state', (e) => e.getAttribute('data-state'))).toBe('down');
+
+    // Read again while the page is shown: a call answered now turns the chip and the heading.
+    expect(await page.$eval('details[data-group="source:orders"] .badge.state', (e) => e.getAttribute('data-state'))).toBe('unknown');
+    expect(((await (await call('orders_getorderbyid', { orderId: 1 })).json()) as { error: { code: string } }).error.code).toBe('upstream_rejected');
+    await page.waitForSelector('.health-chip[data-source="orders"][data-state="up"]', { timeout: 15_000 });
+    expect(await page.$eval('details[data-group="source:orders"] .badge.state', (e) => e.getAttribute('data-state'))).toBe('up');
 
     // A chip opens its source's group.
     await page.click('.health-chip[data-source="petstore"] button');
