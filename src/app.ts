@@ -5,17 +5,17 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { ConfigError, type Config } from './config.ts';
+import { type Config } from './config.ts';
 import { SecretsCipher } from './credentials/cipher.ts';
 import { CredentialsStage } from './credentials/stage.ts';
 import { Vault } from './credentials/vault.ts';
 import { resumeTasksWaitingFor } from './tasks/connections.ts';
 import { connectionRoutes } from './routes/connections.ts';
-import { Closing, InvalidBody, NotFound, sendProblem } from './errors.ts';
+import { Closing, ConfigError, InvalidBody, JsonInputError, NotFound, sendProblem } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
 import { Metrics } from './metrics.ts';
 import { metricsRoutes } from './routes/metrics.ts';
-import { JsonInputError, parseJson } from './json.ts';
+import { parseJson } from './json.ts';
 import { openApiPlugin } from './plugins/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { invokeRoutes } from './routes/invoke.ts';
@@ -37,7 +37,7 @@ import { routeAnswersPlugin } from './plugins/route-answers.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { createStore } from './store/index.ts';
-import { StoreUnavailableError, type Store } from './store/types.ts';
+import { type Store } from './store/types.ts';
 import { Dispatcher } from './tools/invoke.ts';
 import { LedgerGuard } from './ledger/guard.ts';
 import { StagedSessionRunner } from './sessions/runner.ts';
@@ -228,7 +228,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   app.setErrorHandler((error, request, reply) => {
     const code = (error as { code?: string }).code;
-    if (error instanceof StoreUnavailableError || code === 'TP_STORE_UNAVAILABLE') metrics.storeError();
+    if (code === 'TP_STORE_UNAVAILABLE') metrics.storeError();
     else if (code === 'TP_RATE_LIMITED') metrics.rateLimited(request.caller?.id ?? '');
     return sendProblem(request, reply, error);
   });

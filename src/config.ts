@@ -3,6 +3,7 @@
  * variable. A secret variable may come from a file instead (`<VAR>_FILE`, as Docker secrets do).
  */
 import { readFileSync } from 'node:fs';
+import { ConfigError } from './errors.ts';
 
 export interface Config {
   readonly port: number;
@@ -70,10 +71,6 @@ export interface Config {
 
 export const BUILTIN_GROUPS = ['planning', 'workspace', 'introspect', 'results', 'search'] as const;
 export type BuiltinGroup = (typeof BUILTIN_GROUPS)[number];
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -1,26 +1,31 @@
 /**
- * Request-level errors: the project's codes (@fastify/error) and their RFC 9457 problem+json form.
- * A 5xx never carries a stack trace or an internal message.
+ * Every error of the service, as one set of codes made with @fastify/error, and their RFC 9457
+ * problem+json form. Three kinds:
+ * - request errors (4xx, and the 503s of an outage or a shutdown) are answered as problem+json;
+ * - errors a tool source or a handler raises are answered as tool-level failures by the call
+ *   pipeline (`ToolFailure` in src/tools/failure.ts carries the tool-level code);
+ * - errors that stop the start (configuration, tools file, plugins, tool definitions) are printed.
+ * Anything else — a bug — answers 500 without a stack trace or an internal message.
  */
 import createError, { type FastifyErrorConstructor } from '@fastify/error';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { StoreUnavailableError } from './store/types.ts';
-import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from './tools/seams.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 const TYPE_BASE = 'urn:toolport:problem:';
 
+// Request errors: answered as problem+json with their status.
 export const InvalidBody = createError('TP_INVALID_BODY', '%s', 400);
 export const NoToolCall = createError('TP_NO_TOOL_CALL', '%s', 400);
 export const InvalidHeader = createError('TP_INVALID_HEADER', '%s', 400);
 export const InvalidQuery = createError('TP_INVALID_QUERY', '%s', 400);
 export const NotFound = createError('TP_NOT_FOUND', '%s', 404);
 export const MethodNotAllowed = createError('TP_METHOD_NOT_ALLOWED', '%s', 405);
+/** The store did not answer (or is known to be down): 503, logged once per outage by the store. */
 export const StoreUnavailable = createError('TP_STORE_UNAVAILABLE', '%s', 503);
 export const Unauthorized = createError('TP_UNAUTHORIZED', '%s', 401);
 export const Forbidden = createError('TP_FORBIDDEN', '%s', 403);
 const InsufficientScopeBase = createError<[string]>('TP_INSUFFICIENT_SCOPE', '%s', 403);
-/** A user's token lacks a scope an access rule needs (SPEC §15): the problem names it. */
+/** A user's token lacks a scope an access rule needs (docs/authorization.md): the problem names it. */
 export class InsufficientScope extends InsufficientScopeBase {
   readonly scope: string;
   constructor(message: string, scope: string) {
@@ -31,12 +36,90 @@ export class InsufficientScope extends InsufficientScopeBase {
 export const RateLimited = createError('TP_RATE_LIMITED', '%s', 429);
 export const Closing = createError('TP_CLOSING', '%s', 503);
 export const NotReady = createError('TP_NOT_READY', '%s', 503);
-export const IdempotencyKeyInFlight = createError('TP_IDEMPOTENCY_KEY_IN_FLIGHT', '%s', 409);
-export const IdempotencyKeyReused = createError('TP_IDEMPOTENCY_KEY_REUSED', '%s', 422);
+const IdempotencyKeyInFlightBase = createError<[string]>('TP_IDEMPOTENCY_KEY_IN_FLIGHT', '%s', 409);
+/** 409: a call holding the same Idempotency-Key is still running; the answer says when to retry. */
+export class IdempotencyKeyInFlight extends IdempotencyKeyInFlightBase {
+  readonly retryAfterS: number;
+  constructor(retryAfterS: number) {
+    super('a call with this Idempotency-Key is still running; retry after it finishes');
+    this.retryAfterS = retryAfterS;
+  }
+}
+const IdempotencyKeyReusedBase = createError<[string]>('TP_IDEMPOTENCY_KEY_REUSED', '%s', 422);
+/** 422: the Idempotency-Key was first used with other arguments. */
+export class IdempotencyKeyReused extends IdempotencyKeyReusedBase {
+  constructor() {
+    super('this Idempotency-Key was used with other arguments; use a new key for a new payload');
+  }
+}
 export const AlreadyDecided = createError('TP_ALREADY_DECIDED', '%s', 409);
 export const InvalidArguments = createError('TP_INVALID_ARGUMENTS', '%s', 422);
 
-/** code → [problem type slug, title] */
+// Raised below the edge, which answers them in its own form (each names how); one that escapes is a 500.
+/** JSON text refused by src/json.ts (too deep, an unsafe integer, a poisoned key): a 400, or invalid_arguments. */
+export const JsonInputError = createError('TP_INVALID_JSON', '%s', 500);
+/** A bearer token the issuer's keys do not verify: 401 invalid_token (src/plugins/auth.ts). */
+export const TokenRefused = createError('TP_TOKEN_REFUSED', '%s', 500);
+/** A connect link that is not (or no longer) the caller's: 403 (src/routes/connections.ts). */
+export const LinkRefused = createError('TP_LINK_REFUSED', '%s', 500);
+const ProviderErrorBase = createError<[string]>('TP_PROVIDER_ERROR', '%s', 500);
+/** An OAuth provider refused a code or a refresh; `revoked`: the grant is gone for good. */
+export class ProviderError extends ProviderErrorBase {
+  readonly revoked: boolean;
+  constructor(message: string, revoked: boolean) {
+    super(message);
+    this.revoked = revoked;
+  }
+}
+/** A sealed secret that does not open (another key, or tampered): the credential is treated as absent. */
+export const SealBroken = createError('TP_SEAL_BROKEN', '%s', 500);
+/** A workspace path outside the root (or unusable): the built-in answers a tool-level refusal. */
+export const PathRefused = createError('TP_PATH_REFUSED', '%s', 500);
+/** A tool's custom idempotency key function threw: the call fails as invalid_arguments. */
+export const KeyFunctionError = createError('TP_KEY_FUNCTION', '%s', 500);
+/** An HTTP endpoint behind a tool did not answer: upstream_unavailable. */
+export const UpstreamConnectionError = createError('TP_UPSTREAM_CONNECTION', '%s', 500);
+/** An MCP server behind a tool is not connected: upstream_unavailable. */
+export const UpstreamDown = createError('TP_UPSTREAM_DOWN', '%s', 500);
+
+// Errors that stop the start: printed, never answered.
+export const ConfigError = createError('TP_BAD_CONFIG', '%s', 500);
+export const ToolsFileError = createError('TP_TOOLS_FILE', '%s', 500);
+export const PluginLoadError = createError('TP_PLUGIN_LOAD', '%s', 500);
+export const ToolDefinitionError = createError('TP_TOOL_DEFINITION', '%s', 500);
+/** A schema that does not compile: an upstream tool is then left out, not the start stopped. */
+// Made on ToolDefinitionError: a schema that does not compile is also a bad tool definition.
+export const SchemaCompileError = createError('TP_SCHEMA_COMPILE', '%s', 500, ToolDefinitionError as unknown as ErrorConstructor);
+
+/** Each error's instance type, under its constructor's name. */
+export type InvalidBody = InstanceType<typeof InvalidBody>;
+export type NoToolCall = InstanceType<typeof NoToolCall>;
+export type InvalidHeader = InstanceType<typeof InvalidHeader>;
+export type InvalidQuery = InstanceType<typeof InvalidQuery>;
+export type NotFound = InstanceType<typeof NotFound>;
+export type MethodNotAllowed = InstanceType<typeof MethodNotAllowed>;
+export type StoreUnavailable = InstanceType<typeof StoreUnavailable>;
+export type Unauthorized = InstanceType<typeof Unauthorized>;
+export type Forbidden = InstanceType<typeof Forbidden>;
+export type RateLimited = InstanceType<typeof RateLimited>;
+export type Closing = InstanceType<typeof Closing>;
+export type NotReady = InstanceType<typeof NotReady>;
+export type AlreadyDecided = InstanceType<typeof AlreadyDecided>;
+export type InvalidArguments = InstanceType<typeof InvalidArguments>;
+export type JsonInputError = InstanceType<typeof JsonInputError>;
+export type TokenRefused = InstanceType<typeof TokenRefused>;
+export type LinkRefused = InstanceType<typeof LinkRefused>;
+export type SealBroken = InstanceType<typeof SealBroken>;
+export type PathRefused = InstanceType<typeof PathRefused>;
+export type KeyFunctionError = InstanceType<typeof KeyFunctionError>;
+export type UpstreamConnectionError = InstanceType<typeof UpstreamConnectionError>;
+export type UpstreamDown = InstanceType<typeof UpstreamDown>;
+export type ConfigError = InstanceType<typeof ConfigError>;
+export type ToolsFileError = InstanceType<typeof ToolsFileError>;
+export type PluginLoadError = InstanceType<typeof PluginLoadError>;
+export type ToolDefinitionError = InstanceType<typeof ToolDefinitionError>;
+export type SchemaCompileError = InstanceType<typeof SchemaCompileError>;
+
 /** Query patterns and what they accept in words: a request that misses one is told the words, not the expression. */
 const PATTERN_WORDS = new Map<string, string>();
 
@@ -54,6 +137,7 @@ function validationDetail(error: Partial<FastifyError>): string | null {
   return words === undefined ? null : `${first.instancePath.slice(1) || error.validationContext} must be ${words}`;
 }
 
+/** code → [problem type slug, title] */
 const PROBLEMS: Record<string, [string, string]> = {
   TP_INVALID_BODY: ['invalid-body', 'The request body is not acceptable JSON'],
   TP_NO_TOOL_CALL: ['no-tool-call', 'The body holds no recognisable tool call'],
@@ -93,9 +177,6 @@ export interface Problem {
 }
 
 export function problemOf(error: unknown): Problem {
-  if (error instanceof StoreUnavailableError) return problemOf(new StoreUnavailable(error.message));
-  if (error instanceof IdempotencyKeyInFlightError) return problemOf(new IdempotencyKeyInFlight(error.message));
-  if (error instanceof IdempotencyKeyReusedError) return problemOf(new IdempotencyKeyReused(error.message));
   const fastifyError = error as Partial<FastifyError>;
   const status = typeof fastifyError.statusCode === 'number' ? fastifyError.statusCode : 500;
   if (status >= 500 && !['TP_STORE_UNAVAILABLE', 'TP_CLOSING', 'TP_NOT_READY'].includes(fastifyError.code ?? '')) {
@@ -119,7 +200,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
   problem.instance = request.url.split('?')[0];
   problem.request_id = String(request.id);
   if (problem.status === 503) reply.header('retry-after', '1');
-  if (error instanceof IdempotencyKeyInFlightError) reply.header('retry-after', String(error.retryAfterS));
+  if (error instanceof IdempotencyKeyInFlight) reply.header('retry-after', String(error.retryAfterS));
   reply.header('x-request-id', request.id);
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
 }

@@ -4,6 +4,7 @@
  * (JSON.parse would silently change them) and __proto__ / constructor.prototype keys.
  */
 import secureJson from 'secure-json-parse';
+import { JsonInputError } from './errors.ts';
 
 /** A JSON object: not null, not an array. */
 export function isObject(value: unknown): value is Record<string, unknown> {
@@ -11,10 +12,6 @@ export function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 export const MAX_JSON_DEPTH = 64;
-
-export class JsonInputError extends Error {
-  override name = 'JsonInputError';
-}
 
 /** One pass over the text outside strings: depth and integer literal size. */
 function scan(text: string): void {

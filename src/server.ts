@@ -1,11 +1,9 @@
 /** The process: read the configuration, build the app, listen, and close with grace on SIGTERM/SIGINT. */
 import closeWithGrace from 'close-with-grace';
 import { buildApp, createLogger } from './app.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
-import { PluginLoadError } from './tools/plugins.ts';
-import { ToolDefinitionError } from './tools/registry.ts';
-import { ToolsFileError } from './sources/entry.ts';
+import { loadConfig, type Config } from './config.ts';
 import { stopTracing } from './tracing/index.ts';
+import { ConfigError, PluginLoadError, ToolDefinitionError, ToolsFileError } from './errors.ts';
 
 async function main(): Promise<void> {
   let config: Config;

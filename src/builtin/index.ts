@@ -3,7 +3,7 @@
  * (result_read), workspace (only with WORKSPACE_ROOT) and search.
  */
 import { realpath, stat } from 'node:fs/promises';
-import { ConfigError, type BuiltinGroup } from '../config.ts';
+import { type BuiltinGroup } from '../config.ts';
 import { registerPlanningTools } from '../sessions/planning/tools.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { registerIntrospectTools, type IntrospectDeps } from './introspect.ts';
@@ -13,6 +13,7 @@ import type { ResultResources } from '../store/results.ts';
 import type { ToolDefinition } from '../tools/types.ts';
 import type { ToolSearch } from '../toolsets/search.ts';
 import { searchTools } from './search.ts';
+import { ConfigError } from '../errors.ts';
 
 export interface BuiltinDeps extends IntrospectDeps {
   workspaceRoot: string | null;

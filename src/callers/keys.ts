@@ -9,9 +9,9 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import picomatch from 'picomatch';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError } from '../config.ts';
 import { keyPrincipal, type Caller, type Principal, type UserIdentity } from './principal.ts';
 import { AccessRules, accessRuleSchema, scopesOf, type AccessRule } from './access.ts';
+import { ConfigError } from '../errors.ts';
 
 export type { Caller, Principal, UserIdentity };
 

@@ -8,6 +8,7 @@
 import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { Logger } from 'pino';
 import { scopesOf, stringsOf, type VerifiedUser } from './access.ts';
+import { TokenRefused } from '../errors.ts';
 
 export const ALGORITHMS = ['RS256', 'ES256', 'EdDSA', 'Ed25519'];
 const LEEWAY_S = 60;
@@ -22,11 +23,6 @@ export interface TokenVerifierOptions {
   /** The claim holding the user's groups; a dotted path reaches into objects (Keycloak's `realm_access.roles`). */
   groupsClaim: string;
   log: Logger;
-}
-
-/** Why a bearer token was refused: `reason` for the log and the client alike (it names no secret). */
-export class TokenRefused extends Error {
-  override name = 'TokenRefused';
 }
 
 /** A bearer token that is three base64url parts is taken for a JWT; any other is an API key. */

@@ -6,8 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Caller } from '../callers/keys.ts';
-import { StoreUnavailableError, type CallLog, type CallLogEntry } from '../store/types.ts';
+import { type CallLog, type CallLogEntry } from '../store/types.ts';
 import type { FinishedCall } from '../tools/invoke.ts';
+import { StoreUnavailable } from '../errors.ts';
 
 export interface CallEntry {
   /** Unique per entry (call ids are the caller's and may repeat). */
@@ -249,7 +250,7 @@ export class CallFeed {
     } catch (err) {
       // The feed misses what happened meanwhile. A store outage is logged by the store itself (once);
       // anything else once until a batch goes through again.
-      if (!this.#failing && !(err instanceof StoreUnavailableError)) this.#logger.warn({ err: (err as Error).message }, 'the call feed could not record calls');
+      if (!this.#failing && !(err instanceof StoreUnavailable)) this.#logger.warn({ err: (err as Error).message }, 'the call feed could not record calls');
       this.#failing = true;
     }
   }

@@ -7,12 +7,13 @@
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import { buildApp, VERSION } from '../app.ts';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { loadConfig, type Config } from '../config.ts';
 import { createStore } from '../store/index.ts';
 import { Provenance } from '../tools/provenance.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { sourceKind } from '../tools/source-kind.ts';
 import { CliError, table } from './output.ts';
+import { ConfigError } from '../errors.ts';
 
 interface Warned {
   msg: string;

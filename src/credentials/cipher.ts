@@ -5,15 +5,11 @@
  * names its key's id: SECRETS_KEY seals and opens, SECRETS_KEY_PREVIOUS still opens (rotation).
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { SealBroken } from '../errors.ts';
 
 const FORMAT = 'tp1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-
-/** A sealed value that does not open: tampered, bound elsewhere, or sealed with a key no longer configured. */
-export class SealBroken extends Error {
-  override name = 'SealBroken';
-}
 
 interface Key {
   readonly id: string;

@@ -5,6 +5,7 @@
  */
 import * as oauth from 'oauth4webapi';
 import type { OAuth2Definition } from './definitions.ts';
+import { ProviderError } from '../errors.ts';
 
 const TOKEN_TIMEOUT_MS = 10_000;
 
@@ -15,17 +16,6 @@ export interface Grant {
   /** Epoch ms; null when the provider does not say. */
   expiresAt: number | null;
   scopes: readonly string[];
-}
-
-/** The provider refused or failed; `revoked`: the grant itself is no longer good (invalid_grant). */
-export class ProviderError extends Error {
-  override name = 'ProviderError';
-  constructor(
-    message: string,
-    readonly revoked: boolean,
-  ) {
-    super(message);
-  }
 }
 
 function server(definition: OAuth2Definition, issuer?: string): oauth.AuthorizationServer {

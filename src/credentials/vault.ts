@@ -8,9 +8,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { CredentialRecord, CredentialStore, CredentialWrite } from '../store/credentials.ts';
-import { SealBroken, type SecretsCipher } from './cipher.ts';
+import { type SecretsCipher } from './cipher.ts';
 import type { CredentialDefinition, CredentialDefinitions, OAuth2Definition } from './definitions.ts';
-import { ProviderError, refreshGrant, type Grant } from './oauth.ts';
+import { refreshGrant, type Grant } from './oauth.ts';
+import { LinkRefused, ProviderError, SealBroken } from '../errors.ts';
 
 export const LINK_TTL_MS = 10 * 60_000;
 /** The longest a refresh may hold its lease (the token endpoint's own timeout is 10 s). */
@@ -36,11 +37,6 @@ export interface ConnectionInfo {
   /** ISO time the access token expires (refreshed before), null when it does not. */
   expires_at: string | null;
   updated_at: string;
-}
-
-/** A connect link or OAuth state that is unknown, used already, expired, or someone else's. */
-export class LinkRefused extends Error {
-  override name = 'LinkRefused';
 }
 
 export interface VaultOptions {

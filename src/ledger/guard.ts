@@ -12,12 +12,12 @@ import { explain } from '../tools/explain.ts';
 import { failure, invocationResult, type CallIdentity, type InvocationResult } from '../tools/outcome.ts';
 import type { Next, PipelineCall, Stage } from '../tools/pipeline/index.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
-import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../tools/seams.ts';
 import type { SessionHandle } from '../tools/types.ts';
 import type { BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../store/ledger.ts';
-import { derivedKeyPart, KeyFunctionError, scopeName } from './key.ts';
+import { derivedKeyPart, scopeName } from './key.ts';
 import type { Metrics } from '../metrics.ts';
 import { withSpan } from '../tracing/index.ts';
+import { IdempotencyKeyInFlight, IdempotencyKeyReused, KeyFunctionError } from '../errors.ts';
 
 /**
  * A lease's fencing token: it only has to be unique (never guessed: it is not a secret), so a
@@ -160,8 +160,8 @@ export class LedgerGuard implements Stage {
         this.#metrics?.ledgerLookup(waited ? 'wait' : 'hit');
         return this.#replay(identity, outcome.effect);
       }
-      if (outcome.kind === 'mismatch') throw new IdempotencyKeyReusedError();
-      if (headerKey !== null) throw new IdempotencyKeyInFlightError(Math.max(1, Math.ceil(outcome.leaseLeftMs / 1000)));
+      if (outcome.kind === 'mismatch') throw new IdempotencyKeyReused();
+      if (headerKey !== null) throw new IdempotencyKeyInFlight(Math.max(1, Math.ceil(outcome.leaseLeftMs / 1000)));
       // Without the header the caller cannot tell a retry from a new call: wait for the one running.
       const left = call.deadline - Date.now();
       scope.cancellation?.watch(); // a waiting call must notice its caller going away

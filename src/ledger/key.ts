@@ -7,6 +7,7 @@ import { ownedSessionId } from '../store/owned-sessions.ts';
 import { hashJson, sha256Hex } from '../tools/hash.ts';
 import type { NormalizedIdempotency, RegisteredTool } from '../tools/registry.ts';
 import type { ToolContext } from '../tools/types.ts';
+import { KeyFunctionError } from '../errors.ts';
 
 /** Printable ASCII without spaces, as Stripe and the IETF draft use them; at most 255 characters. */
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -21,11 +22,6 @@ export function scopeName(scope: NormalizedIdempotency['scope'], sessionId: stri
   if (scope === 'global') return 'global';
   if (scope === 'session') return `session:${sessionId === null ? '' : ownedSessionId(caller, sessionId)}`;
   return `${scope}:${caller ?? ''}`;
-}
-
-/** Thrown when a custom key function fails or returns something other than a non-empty string. */
-export class KeyFunctionError extends Error {
-  override name = 'KeyFunctionError';
 }
 
 /** The part after `<scope>:<tool>:`, from the arguments (or the custom key), when no header names it. */

@@ -10,8 +10,8 @@ import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor }
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiKeys, type Caller } from '../callers/keys.ts';
-import { looksLikeJwt, TokenRefused, type TokenVerifier } from '../callers/tokens.ts';
-import { Forbidden, InsufficientScope, RateLimited, Unauthorized } from '../errors.ts';
+import { looksLikeJwt, type TokenVerifier } from '../callers/tokens.ts';
+import { Forbidden, InsufficientScope, RateLimited, TokenRefused, Unauthorized } from '../errors.ts';
 import { LazyChildLogger, type ParentLogger } from '../lazy-logger.ts';
 import type { RateCounter } from '../store/index.ts';
 

@@ -8,10 +8,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CredentialDefinition, OAuth2Definition } from '../credentials/definitions.ts';
 import { CREDENTIAL_NAME } from '../credentials/definitions.ts';
-import { authorizationRequest, exchangeCode, newVerifier, ProviderError } from '../credentials/oauth.ts';
+import { authorizationRequest, exchangeCode, newVerifier } from '../credentials/oauth.ts';
 import { credentialOwner } from '../credentials/stage.ts';
-import { LinkRefused, LINK_TTL_MS, type Vault } from '../credentials/vault.ts';
-import { Forbidden, InvalidBody, NotFound } from '../errors.ts';
+import { LINK_TTL_MS, type Vault } from '../credentials/vault.ts';
+import { Forbidden, InvalidBody, LinkRefused, NotFound, ProviderError } from '../errors.ts';
 import { problemResponses } from '../schemas.ts';
 
 const STATE_COOKIE = 'toolport_connect';

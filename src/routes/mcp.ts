@@ -11,7 +11,7 @@
 import type { McpApprovals } from '../mcp/approval.ts';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { JsonInputError, parseJson } from '../json.ts';
+import { parseJson } from '../json.ts';
 import { McpEndpoint, type RequestEnv } from '../mcp/endpoint.ts';
 import type { McpClients } from '../mcp/client-approval.ts';
 import { McpTasks } from '../mcp/tasks.ts';
@@ -32,7 +32,6 @@ import {
 } from '../mcp/protocol.ts';
 import type { Metrics } from '../metrics.ts';
 import { documentOnly, problemResponse } from '../schemas.ts';
-import { StoreUnavailableError } from '../store/types.ts';
 import type { Dispatcher, InvocationScope } from '../tools/invoke.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { SessionSource } from '../tools/session-handle.ts';
@@ -40,6 +39,7 @@ import type { ResultResources } from '../store/results.ts';
 import { scopeOf, SESSION_ID } from '../http/scope.ts';
 import { acceptsEventStream, EventStreamReply } from '../http/sse.ts';
 import { CallStream } from '../mcp/call-stream.ts';
+import { JsonInputError, StoreUnavailable } from '../errors.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -162,7 +162,7 @@ export async function mcpRoutes(
       response = { jsonrpc: '2.0', id: message.id, result: await endpoint.request(message, env) };
     } catch (err) {
       if (err instanceof ProtocolFault) response = errorResponse(message.id, err.toError());
-      else if (err instanceof StoreUnavailableError) {
+      else if (err instanceof StoreUnavailable) {
         options.metrics?.storeError(); // answered here, not by the app's error handler that counts the others
         status = 503;
         reply.header('retry-after', '1');

@@ -3,11 +3,7 @@
  * the entry (`http[2] "weather_now"`) and the field. Each source kind reads its entries with this.
  */
 import { isObject } from '../json.ts';
-
-/** A bad tools file: the message is the one line the process prints before it stops. */
-export class ToolsFileError extends Error {
-  override name = 'ToolsFileError';
-}
+import { ToolsFileError } from '../errors.ts';
 
 export type JsonObject = Record<string, unknown>;
 

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Store } from '../store/types.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
-import { EntryReader, ToolsFileError, type RawEntry } from './entry.ts';
+import { EntryReader, type RawEntry } from './entry.ts';
 import type { CredentialDefinitions } from '../credentials/definitions.ts';
 import { readCredentials } from './credentials.ts';
 import { registerMcpSources } from './mcp/index.ts';
@@ -16,8 +16,7 @@ import { registerPluginSources } from './plugins.ts';
 import { readToolsFile, type ToolsFile } from './tools-file.ts';
 import type { SourceContext, UpstreamStatus } from './types.ts';
 import { readToolsets, type ToolsetDefinition } from '../toolsets/index.ts';
-
-export { ToolsFileError } from './entry.ts';
+import { ToolsFileError } from '../errors.ts';
 
 export interface ToolSources {
   /** Closes what the sources hold open (connection pools, child processes), last opened first. */

@@ -1,7 +1,8 @@
 /** The `plugins:` section of TOOLS_FILE: as TOOL_PLUGINS, with paths and packages resolved from the file's folder. */
 import { loadPlugin } from '../tools/plugins.ts';
-import { ToolsFileError, type RawEntry } from './entry.ts';
+import { type RawEntry } from './entry.ts';
 import type { SourceContext } from './types.ts';
+import { ToolsFileError } from '../errors.ts';
 
 export async function registerPluginSources(entries: readonly RawEntry[], context: SourceContext): Promise<void> {
   for (const entry of entries) {

@@ -8,9 +8,9 @@ import { ToolRegistry } from '../tools/registry.ts';
 import { isObject } from '../json.ts';
 import { readToolsets } from '../toolsets/index.ts';
 import { readCredentials } from './credentials.ts';
-import { ToolsFileError } from './entry.ts';
 import { checkSourceNames, loadParsedSources, type LoadToolSourcesOptions } from './index.ts';
 import { readToolsFile, type ToolsFile } from './tools-file.ts';
+import { ToolsFileError } from '../errors.ts';
 
 const TOOL_SECTIONS = ['plugins', 'http', 'openapi', 'mcp'] as const;
 

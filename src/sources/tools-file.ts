@@ -7,8 +7,9 @@ import { readFile } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { isObject } from '../json.ts';
-import { ToolsFileError, type JsonObject, type RawEntry } from './entry.ts';
+import { type JsonObject, type RawEntry } from './entry.ts';
 import { expandVariables, variableFailure } from './variables.ts';
+import { ToolsFileError } from '../errors.ts';
 
 export const SECTIONS = ['plugins', 'http', 'openapi', 'mcp', 'credentials', 'policy', 'toolsets'] as const;
 export type SectionName = Exclude<(typeof SECTIONS)[number], 'credentials' | 'toolsets'>;

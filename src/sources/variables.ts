@@ -5,9 +5,9 @@
  * its value is never printed. `<VAR>_FILE` stands in for a secret variable (Docker secrets).
  * `${credential.<name>}` is left as it is: the calling user's credential fills it at each call.
  */
-import { ConfigError, secretText } from '../config.ts';
+import { secretText } from '../config.ts';
 import { isObject } from '../json.ts';
-import { ToolsFileError } from './entry.ts';
+import { ConfigError, ToolsFileError } from '../errors.ts';
 
 const VARIABLE = /\$(\$?)\{([^}]*)\}/g;
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -5,7 +5,7 @@ import { memoryBackend } from './memory/store.ts';
 import { redisBackend } from './redis/store.ts';
 import type { Store, StoreBackend } from './types.ts';
 
-export { StoreUnavailableError, type RateCounter, type Store } from './types.ts';
+export { type RateCounter, type Store } from './types.ts';
 
 /** A new backend is one folder beside memory/ and redis/, and one entry here. */
 const BACKENDS: readonly StoreBackend[] = [redisBackend, memoryBackend];

@@ -8,10 +8,6 @@ import type { CredentialStore } from './credentials.ts';
 import type { ApprovalStore } from './approvals.ts';
 import type { McpClientStore } from './mcp-clients.ts';
 
-export class StoreUnavailableError extends Error {
-  override name = 'StoreUnavailableError';
-}
-
 export interface StoreOptions {
   readonly keyPrefix: string;
   /** Session lifetime after its last write. */
@@ -108,9 +104,9 @@ export interface RateCounter {
 export interface Store {
   /** The backend's name, as /readyz reports it. */
   readonly kind: string;
-  /** Throws StoreUnavailableError at once, without a round trip, when the store is known to be down. */
+  /** Throws StoreUnavailable at once, without a round trip, when the store is known to be down. */
   assertAvailable(): void;
-  /** A round trip; throws StoreUnavailableError when the store does not answer in time. */
+  /** A round trip; throws StoreUnavailable when the store does not answer in time. */
   ping(): Promise<void>;
   /** Reads several session keys and their versions in one atomic step. */
   sessionRead(sessionId: string, keys: readonly string[]): Promise<SessionRead>;

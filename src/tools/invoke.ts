@@ -1,7 +1,7 @@
 /**
  * The dispatcher: the front of the call pipeline (./pipeline/) for every protocol. Every
  * tool-level failure is a result, never a throw; only a store that cannot be reached escapes, as
- * StoreUnavailableError (503 at the HTTP edge), and the Idempotency-Key conflicts (409, 422).
+ * StoreUnavailable (503 at the HTTP edge), and the Idempotency-Key conflicts (409, 422).
  */
 import type { NestedCalls, CallContext } from './context.ts';
 import type { InvocationResult } from './outcome.ts';

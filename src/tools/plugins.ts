@@ -3,12 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolvePackageEntry } from './package-entry.ts';
-import { ToolDefinitionError, type ToolRegistry } from './registry.ts';
+import { type ToolRegistry } from './registry.ts';
 import type { ToolDefinition } from './types.ts';
-
-export class PluginLoadError extends Error {
-  override name = 'PluginLoadError';
-}
+import { PluginLoadError, ToolDefinitionError } from '../errors.ts';
 
 /**
  * A path (relative to `cwd`) or a package name, found from `cwd` first (the user's project, or

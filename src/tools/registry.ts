@@ -8,18 +8,10 @@ import { canonicalDataJson, canonicalJson, hashJson, sha256Hex } from './hash.ts
 import { withSessionArgument } from './session-handle.ts';
 import { checkToolApproval, type ToolApproval } from './approval.ts';
 import type { IdempotencyConfig, JsonSchema, PluginRegistry, Resources, ToolAnnotations, ToolDefinition, ToolExample } from './types.ts';
+import { SchemaCompileError, ToolDefinitionError } from '../errors.ts';
 
 export const TOOL_NAME = /^[a-z0-9_-]{1,64}$/;
 const DEFAULT_TTL_S = 86400;
-
-export class ToolDefinitionError extends Error {
-  override name = 'ToolDefinitionError';
-}
-
-/** A schema that does not compile: an upstream tool is then left out, not the start stopped. */
-export class SchemaCompileError extends ToolDefinitionError {
-  override name = 'SchemaCompileError';
-}
 
 /**
  * How a tool's schemas are compiled. `strict` (plugins, built-ins, HTTP entries): strict AJV, at
@@ -73,7 +65,7 @@ export interface RegisteredTool {
   readonly handler: ToolDefinition['handler'];
 }
 
-function fail(source: string, name: unknown, problem: string, kind: typeof ToolDefinitionError = ToolDefinitionError): never {
+function fail(source: string, name: unknown, problem: string, kind: new (message: string) => Error = ToolDefinitionError): never {
   const tool = typeof name === 'string' && name !== '' ? `tool "${name}"` : 'a tool';
   throw new kind(`${source}: ${tool}: ${problem}`);
 }

@@ -1,9 +1,10 @@
 /** What comes into a call (its arguments) and what comes out of a handler (its ToolResult), checked. */
-import { JsonInputError, parseJson } from '../json.ts';
+import { parseJson } from '../json.ts';
 import { reasonOf } from './outcome.ts';
 import type { RegisteredTool } from './registry.ts';
 import type { Attachment } from './types.ts';
 import { violations } from './schema.ts';
+import { JsonInputError } from '../errors.ts';
 
 /** Arguments arrive as an object, a JSON string, or not at all; an empty string means none. */
 export function parseArguments(raw: unknown): unknown {

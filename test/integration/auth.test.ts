@@ -9,8 +9,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as toYaml } from 'yaml';
 import { ApiKeys } from '../../src/callers/keys.ts';
-import { ConfigError } from '../../src/config.ts';
 import { get, makeApp, post } from '../helpers/app.ts';
+import { ConfigError } from '../../src/errors.ts';
 
 const sha = (secret: string) => createHash('sha256').update(secret).digest('hex');
 const SECRETS = { admin: `sk-admin-${randomUUID()}`, agent: `sk-agent-${randomUUID()}`, limited: `sk-limited-${randomUUID()}` };

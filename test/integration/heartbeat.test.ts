@@ -7,8 +7,9 @@ import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
-import { ToolDefinitionError, ToolRegistry } from '../../src/tools/registry.ts';
+import { ToolRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, post, STORES } from '../helpers/app.ts';
+import { ToolDefinitionError } from '../../src/errors.ts';
 
 const HEARTBEAT_MS = 400;
 /** When each call's signal aborted, by call id. */

@@ -11,11 +11,12 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
-import { ToolDefinitionError, ToolRegistry } from '../../src/tools/registry.ts';
+import { ToolRegistry } from '../../src/tools/registry.ts';
 import type { ToolRegistry as Registry } from '../../src/tools/registry.ts';
 import { makeApp, STORES } from '../helpers/app.ts';
 import { connectMcp } from '../helpers/mcp-client.ts';
 import { until } from '../helpers/tasks.ts';
+import { ToolDefinitionError } from '../../src/errors.ts';
 
 const sha = (secret: string) => createHash('sha256').update(secret).digest('hex');
 const SECRETS = { owner: `sk-owner-${randomUUID()}`, other: `sk-other-${randomUUID()}`, ops: `sk-ops-${randomUUID()}` };

@@ -2,7 +2,8 @@ import { describe, it, expect } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, secretText } from '../../src/config.ts';
+import { loadConfig, secretText } from '../../src/config.ts';
+import { ConfigError } from '../../src/errors.ts';
 
 /** The ConfigError thrown for `env`, so its class and message can both be checked. */
 function configErrorOf(env: Record<string, string>): ConfigError {

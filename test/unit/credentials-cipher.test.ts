@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseSecretsKey } from '../../src/config.ts';
-import { SealBroken, SecretsCipher } from '../../src/credentials/cipher.ts';
+import { loadConfig, parseSecretsKey } from '../../src/config.ts';
+import { SecretsCipher } from '../../src/credentials/cipher.ts';
+import { ConfigError, SealBroken } from '../../src/errors.ts';
 
 const key = () => randomBytes(32);
 

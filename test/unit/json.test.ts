@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { JsonInputError, MAX_JSON_DEPTH, deepFreeze, exceedsDepth, parseJson } from '../../src/json.ts';
+import { MAX_JSON_DEPTH, deepFreeze, exceedsDepth, parseJson } from '../../src/json.ts';
+import { JsonInputError } from '../../src/errors.ts';
 
 const nestedArrays = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
 const nestedObjects = (depth: number): string => '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);

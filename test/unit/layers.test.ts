@@ -11,10 +11,10 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
  * takes its floor here, the floor above everything it imports.
  */
 const FLOORS: readonly (readonly string[])[] = [
+  ['errors.ts'],
   ['config.ts', 'json.ts', 'lazy-logger.ts', 'metrics.ts', 'schemas.ts', 'tracing/', 'client/'],
   ['store/', 'callers/'],
   ['tools/'],
-  ['errors.ts'],
   ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/', 'credentials/', 'policy/', 'toolsets/'],
   ['builtin/', 'sources/', 'mcp/', 'plugins/', 'http/'],
   ['routes/'],
@@ -137,7 +137,7 @@ describe('the import graph of src/', () => {
   });
 
   it('keeps store/ beneath everything but the base modules', () => {
-    const up = arrows.filter(({ from, to }) => from.startsWith('store/') && !to.startsWith('store/') && floorOf(unitOf(to)) !== 0);
+    const up = arrows.filter(({ from, to }) => from.startsWith('store/') && !to.startsWith('store/') && floorOf(unitOf(to)) > floorOf('config.ts'));
     expect(up).toEqual([]);
   });
 

@@ -1,9 +1,10 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it, expect } from 'vitest';
-import { PluginLoadError, loadPlugins } from '../../src/tools/plugins.ts';
-import { ToolDefinitionError, ToolRegistry } from '../../src/tools/registry.ts';
+import { loadPlugins } from '../../src/tools/plugins.ts';
+import { ToolRegistry } from '../../src/tools/registry.ts';
 import type { FakeDatabase } from './fixtures/registering-plugin.ts';
+import { PluginLoadError, ToolDefinitionError } from '../../src/errors.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('./fixtures', import.meta.url));

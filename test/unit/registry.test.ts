@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
-import { ToolDefinitionError, ToolRegistry, catalogHash } from '../../src/tools/registry.ts';
+import { ToolRegistry, catalogHash } from '../../src/tools/registry.ts';
 import type { ToolDefinition } from '../../src/tools/types.ts';
+import { ToolDefinitionError } from '../../src/errors.ts';
 
 const SOURCE = 'my-plugin.ts';
 

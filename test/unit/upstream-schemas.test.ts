@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
 import { canonicalDataJson, canonicalJson, hashJson } from '../../src/tools/hash.ts';
-import { SchemaCompileError, ToolRegistry } from '../../src/tools/registry.ts';
+import { ToolRegistry } from '../../src/tools/registry.ts';
+import { SchemaCompileError } from '../../src/errors.ts';
 
 // What published documents are full of: keywords whose type is only implied, unknown keywords and formats.
 const LOOSE = {

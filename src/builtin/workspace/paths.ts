@@ -5,10 +5,7 @@
  */
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
-
-export class PathRefused extends Error {
-  override name = 'PathRefused';
-}
+import { PathRefused } from '../../errors.ts';
 
 const MAX_PATH_CHARS = 1024;
 

@@ -8,7 +8,8 @@ import { link, lstat, mkdir, open, readdir, rename, unlink, writeFile } from 'no
 import path from 'node:path';
 import { error, ok } from '../../tools/define.ts';
 import type { PluginRegistry, ToolDefinition, ToolResult } from '../../tools/types.ts';
-import { PathRefused, resolveInside } from './paths.ts';
+import { resolveInside } from './paths.ts';
+import { PathRefused } from '../../errors.ts';
 
 export const READ_DEFAULT_BYTES = 64 * 1024;
 export const READ_MAX_BYTES = 1024 * 1024;

@@ -17,10 +17,11 @@ import type { HandlerReturn, ToolContext, ToolDefinition } from '../../tools/typ
 import type { UpstreamStatus } from '../types.ts';
 import type { McpSourceConfig } from './config.ts';
 import { toolResultOf, upstreamDefinition, type UpstreamDefinition } from './definitions.ts';
-import { McpUpstream, UpstreamDown } from './upstream.ts';
+import { McpUpstream } from './upstream.ts';
 import { callHeaders } from './http-transport.ts';
 import { addCredentialHeaders } from '../upstream/credentials.ts';
 import { CallHealth } from '../upstream/health.ts';
+import { UpstreamDown } from '../../errors.ts';
 
 const PIN_POLL_MS = 1000;
 

@@ -18,20 +18,15 @@ import {
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { Cancellation, type CancelListener } from '../../tools/context.ts';
-import { ToolDefinitionError } from '../../tools/registry.ts';
 import type { McpServerConfig } from './config.ts';
 import { UndiciStreamableHttpTransport } from './http-transport.ts';
 import { StdioTransport } from './stdio-transport.ts';
+import { ToolDefinitionError, UpstreamDown } from '../../errors.ts';
 
 export const FIRST_RESTART_DELAY_MS = 500;
 export const MAX_RESTART_DELAY_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 30_000;
 const MAX_TOOL_PAGES = 100;
-
-/** Why a call did not reach an answer from the server: it is down, or the connection broke under the call. */
-export class UpstreamDown extends Error {
-  override name = 'UpstreamDown';
-}
 
 export interface UpstreamCallOptions {
   /** The call's end (deadline or cancellation): the server is sent notifications/cancelled when it comes. */

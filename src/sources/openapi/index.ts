@@ -4,7 +4,6 @@
  */
 import picomatch from 'picomatch';
 import type { Dispatcher } from 'undici';
-import { SchemaCompileError } from '../../tools/registry.ts';
 import { callEnd } from '../../tools/context.ts';
 import type { ToolContext } from '../../tools/types.ts';
 import { EntryReader, type RawEntry } from '../entry.ts';
@@ -22,6 +21,7 @@ import { readCredentialUse } from '../credentials.ts';
 import { baseUrlOf, loadDocument } from './document.ts';
 import { operationsOf, type Operation } from './operations.ts';
 import { buildRequest } from './request.ts';
+import { SchemaCompileError } from '../../errors.ts';
 
 const ENTRY_KEYS = ['source', 'spec', 'base_url', 'include', 'headers', 'idempotency', 'timeout_ms', 'tools', 'max_response_bytes', 'auth'];
 const MAX_NAMES_SHOWN = 30;

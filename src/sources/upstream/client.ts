@@ -8,6 +8,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import { Cancellation, type CancelListener } from '../../tools/context.ts';
 import type { ToolContext } from '../../tools/types.ts';
+import { UpstreamConnectionError } from '../../errors.ts';
 
 /** The default cut-off of an upstream answer's body (a tools file may set `max_response_bytes`). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
@@ -32,11 +33,6 @@ export interface UpstreamAnswer {
   body: Buffer;
   /** The upstream sent more than `maxResponseBytes`: `body` holds the first bytes only. */
   truncated: boolean;
-}
-
-/** The upstream could not be reached or broke off (refused, reset, DNS, TLS…), with undici's reason. */
-export class UpstreamConnectionError extends Error {
-  override name = 'UpstreamConnectionError';
 }
 
 export class UpstreamClient {

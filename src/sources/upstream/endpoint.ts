@@ -1,7 +1,7 @@
 /** Endpoint URLs of a tools file, and the failure of a call whose upstream could not be reached. */
 import { ToolFailure } from '../../tools/failure.ts';
 import type { EntryReader } from '../entry.ts';
-import { UpstreamConnectionError } from './client.ts';
+import { UpstreamConnectionError } from '../../errors.ts';
 
 /** An http(s) URL split into the origin (fixed: arguments never choose the host) and its path and query. */
 export function endpointOf(reader: EntryReader, url: string, key: string): { origin: string; path: string } {

@@ -6,9 +6,10 @@
  */
 import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { CallLogText, StoreUnavailableError, type CallLog, type CallLogEntry } from '../types.ts';
+import { CallLogText, type CallLog, type CallLogEntry } from '../types.ts';
 import { connectionReady } from './ready.ts';
 import { defineScripts } from './scripts.ts';
+import { StoreUnavailable } from '../../errors.ts';
 
 type Client = (Redis | Cluster) & {
   recordCalls(list: string, max: number, channel: string, batch: string): Promise<number>;
@@ -48,11 +49,11 @@ export class RedisCallLog implements CallLog {
   }
 
   async #run<T>(command: () => Promise<T>): Promise<T> {
-    if (this.#client.status !== 'ready') throw new StoreUnavailableError(`redis is ${this.#client.status}`);
+    if (this.#client.status !== 'ready') throw new StoreUnavailable(`redis is ${this.#client.status}`);
     try {
       return await command();
     } catch (err) {
-      throw new StoreUnavailableError(`redis did not answer: ${err instanceof Error ? err.message : String(err)}`);
+      throw new StoreUnavailable(`redis did not answer: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 

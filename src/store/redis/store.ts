@@ -16,7 +16,6 @@ import { defineScripts } from './scripts.ts';
 import { RedisMcpClients } from './mcp-clients.ts';
 import {
   RECENT_CALLS,
-  StoreUnavailableError,
   type DefinitionRecord,
   type EventPage,
   type SessionCommit,
@@ -26,6 +25,7 @@ import {
   type StoreOptions,
   type ToolPin,
 } from '../types.ts';
+import { StoreUnavailable } from '../../errors.ts';
 
 export const COMMAND_TIMEOUT_MS = 1000;
 const READY_WAIT_MS = 2000;
@@ -133,14 +133,14 @@ export class RedisStore implements Store {
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.#noteError(err instanceof Error ? err : new Error(message));
-      throw new StoreUnavailableError(`redis did not answer: ${message}`);
+      throw new StoreUnavailable(`redis did not answer: ${message}`);
     }
   }
 
   assertAvailable(): void {
     if (this.#client.status === 'ready') return;
     this.#noteError(new Error(`redis is ${this.#client.status}`));
-    throw new StoreUnavailableError(`redis is ${this.#client.status}`);
+    throw new StoreUnavailable(`redis is ${this.#client.status}`);
   }
 
   async ping(): Promise<void> {

@@ -4,7 +4,6 @@
  * tool's result contract, rendered as content, and, when the content is cut, kept whole.
  */
 import type { ResultRef, ResultResources } from '../../store/results.ts';
-import { StoreUnavailableError } from '../../store/types.ts';
 import type { CallContext } from '../context.ts';
 import { AuthorizationRequired, ToolFailure } from '../failure.ts';
 import { explain } from '../explain.ts';
@@ -14,6 +13,7 @@ import { joinContent, withAttachmentsNamed } from '../render.ts';
 import { announceSession, checkResult } from '../result.ts';
 import type { PipelineCall } from './call.ts';
 import type { Stage } from './stage.ts';
+import { StoreUnavailable } from '../../errors.ts';
 
 export interface HandlerOptions {
   maxContentChars: number;
@@ -75,7 +75,7 @@ class HandlerStage implements Stage {
   }
 
   #thrown({ tool, identity }: PipelineCall, context: CallContext, error: unknown): InvocationResult {
-    if (error instanceof StoreUnavailableError) throw error;
+    if (error instanceof StoreUnavailable) throw error;
     // context.credentials.get of a credential the user has not connected.
     if (error instanceof AuthorizationRequired) return authorizationRequired(identity, error, this.#max);
     if (error instanceof ToolFailure) {
@@ -93,7 +93,7 @@ class HandlerStage implements Stage {
     try {
       return await this.#results.keep({ caller: scope.caller, tool: identity.name, callId: identity.id, content });
     } catch (err) {
-      if (!(err instanceof StoreUnavailableError)) throw err;
+      if (!(err instanceof StoreUnavailable)) throw err;
       scope.log.warn({ err, callId: identity.id }, 'the whole of a cut result could not be kept: the store is unreachable');
       return null;
     }

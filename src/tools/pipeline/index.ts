@@ -27,7 +27,7 @@ export interface PipelineOptions {
   registry: ToolRegistry;
   defaultTimeoutMs: number;
   maxContentChars: number;
-  /** Throws (StoreUnavailableError) at once when the store is known to be down (a session call). */
+  /** Throws (StoreUnavailable) at once when the store is known to be down (a session call). */
   store: { assertAvailable(): void };
   /** Between validation and the ledger: decides whether the call may run (allow, deny, hold for approval). */
   policy?: Stage;

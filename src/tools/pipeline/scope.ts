@@ -11,7 +11,7 @@ import type { Stage } from './stage.ts';
 export interface ScopeOptions {
   defaultTimeoutMs: number;
   maxContentChars: number;
-  /** Throws (StoreUnavailableError) at once, without a round trip, when the store is known to be down. */
+  /** Throws (StoreUnavailable) at once, without a round trip, when the store is known to be down. */
   store: { assertAvailable(): void };
 }
 
