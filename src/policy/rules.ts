@@ -5,7 +5,7 @@
  */
 import { Environment } from '@marcbachmann/cel-js';
 import picomatch from 'picomatch';
-import { ConfigError, ToolsFileError } from '../errors.ts';
+import { ConfigError } from '../errors.ts';
 import { isObject } from '../json.ts';
 
 /** One rule as written in the file: its place (`policy[2]`) and value. */
