@@ -40,9 +40,13 @@ function discardRest(request: IncomingMessage): Promise<boolean> {
 
 export const bodyLimitPlugin = fp(
   async (app: FastifyInstance) => {
-    app.addHook('onSend', async (request, reply) => {
-      if (reply.statusCode !== 413 || request.raw.complete) return;
-      if (!(await discardRest(request.raw))) reply.header('connection', 'close');
+    // Callback style: on every answer, a promise apiece would cost more than the check.
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (reply.statusCode !== 413 || request.raw.complete) return done(null, payload);
+      void discardRest(request.raw).then((complete) => {
+        if (!complete) reply.header('connection', 'close');
+        done(null, payload);
+      });
     });
   },
   { name: 'toolport-body-limit' },
