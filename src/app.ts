@@ -9,7 +9,7 @@ import { type Config } from './config.ts';
 import { SecretsCipher } from './credentials/cipher.ts';
 import { CredentialsStage } from './credentials/stage.ts';
 import { Vault } from './credentials/vault.ts';
-import { resumeTasksWaitingFor } from './tasks/connections.ts';
+import { resumeWaitingTasks } from './tasks/connections.ts';
 import { connectionRoutes } from './routes/connections.ts';
 import { Closing, ConfigError, InvalidBody, JsonInputError, NotFound, sendProblem } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
@@ -295,7 +295,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await Promise.race([tasks.listening, new Promise((resolve) => setTimeout(resolve, TASK_SIGNALS_WAIT_MS).unref())]);
   app.decorate('toolport', { registry, store, dispatcher, config, feed, toolsets, tasks });
   provenance.recordAtStart();
-  vault?.onStored((owner, name) => resumeTasksWaitingFor(tasks, owner, name, logger));
+  resumeWaitingTasks(tasks, { vault, approvals: policy.approvals }, logger);
   // First: it must see every route added after it, and answer 404/405 before auth and body parsing.
   await app.register(methodsPlugin);
   await app.register(bodyLimitPlugin);

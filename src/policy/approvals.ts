@@ -10,7 +10,6 @@ import type { ApprovalStatus, ApprovalStore } from '../store/approvals.ts';
 import { ownedSessions } from '../store/owned-sessions.ts';
 import type { Store } from '../store/types.ts';
 import { hashJson } from '../tools/hash.ts';
-import type { Cancellation } from '../tools/context.ts';
 import { failure, type CallIdentity, type InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { Logger } from 'pino';
@@ -31,10 +30,6 @@ export interface HeldCall {
   budgetMs: number;
   log: Logger;
   rule: PolicyRule;
-  /** Set: a pending approval is waited for (polled) until decided or this fires, instead of answered at once. */
-  wait?: Cancellation | null;
-  /** Called once a wait for a decision has ended, before the approved call runs (its time limit starts again). */
-  waited?: () => void;
 }
 
 export interface ApprovalsOptions {
@@ -48,18 +43,47 @@ export interface ApprovalsOptions {
 }
 
 const LEASE_MARGIN_MS = 5_000;
-/** How often a waiting task looks for a decision made on any replica. */
-const DECISION_POLL_MS = 250;
 
 export class Approvals {
   readonly #store: ApprovalStore;
   readonly #sessions: Store;
   readonly #options: ApprovalsOptions;
+  /** Told of every outcome (approved, denied, expired): tasks waiting for it run again. */
+  readonly #outcomeListeners: ((record: ApprovalRecord) => void)[] = [];
+  /** The expiries of the approvals this replica made: an undecided one is recorded expired on time, even if nobody reads it. */
+  readonly #expiries = new Set<NodeJS.Timeout>();
 
   constructor(options: ApprovalsOptions) {
     this.#store = options.store.approvals;
     this.#sessions = options.store;
     this.#options = options;
+  }
+
+  /** Calls `listener` with each decision and expiry recorded by this replica. */
+  onOutcome(listener: (record: ApprovalRecord) => void): void {
+    this.#outcomeListeners.push(listener);
+  }
+
+  /** Stops the expiry timers (the app is closing). */
+  close(): void {
+    for (const timer of this.#expiries) clearTimeout(timer);
+    this.#expiries.clear();
+  }
+
+  #outcome(record: ApprovalRecord): void {
+    this.#options.notice?.(record);
+    for (const listener of this.#outcomeListeners) listener(record);
+  }
+
+  #expireOnTime(record: ApprovalRecord): void {
+    const timer = setTimeout(
+      () => {
+        this.#expiries.delete(timer);
+        this.read(record.approval_id).catch(() => undefined); // reading records the expiry (store down: the next reader does)
+      },
+      Math.max(0, Date.parse(record.expires_at) - Date.now()) + 50,
+    ).unref();
+    this.#expiries.add(timer);
   }
 
   get ttlS(): number {
@@ -78,12 +102,7 @@ export class Approvals {
    */
   async gate(call: HeldCall, run: (params: Readonly<Record<string, unknown>>) => Promise<InvocationResult>): Promise<InvocationResult> {
     const opened = await this.open(call);
-    const binding = opened.binding;
-    let record = opened.record;
-    if (record.status === 'pending' && call.wait !== undefined) {
-      record = await this.#waitForDecision(record, call.wait ?? null);
-      call.waited?.();
-    }
+    const { binding, record } = opened;
     annotateSpan({ 'toolport.approval': `${record.approval_id} ${record.status}` });
     switch (record.status) {
       case 'pending':
@@ -136,6 +155,7 @@ export class Approvals {
       );
       await this.#event(record, 'ApprovalRequested');
       this.#options.notice?.(record);
+      this.#expireOnTime(record);
     }
     record = await this.settle(record);
     return { record, binding };
@@ -155,7 +175,7 @@ export class Approvals {
     if (moved === 'ok') {
       this.#options.metrics?.approval('expired');
       await this.#event(expired, 'ApprovalDecided');
-      this.#options.notice?.(expired);
+      this.#outcome(expired);
       return expired;
     }
     return (await this.read(record.approval_id)) ?? expired;
@@ -173,7 +193,7 @@ export class Approvals {
     }
     this.#options.metrics?.approval(decided.status === 'approved' ? 'approved' : 'denied');
     await this.#event(decided, 'ApprovalDecided');
-    this.#options.notice?.(decided);
+    this.#outcome(decided);
     return { record: decided };
   }
 
@@ -191,16 +211,6 @@ export class Approvals {
   /** True the first time a sealed request state is used. */
   useOnce(token: string, ttlMs: number): Promise<boolean> {
     return this.#store.useOnce(token, ttlMs);
-  }
-
-  /** Polls until the approval is no longer pending (decided, expired) or the wait is cancelled. */
-  async #waitForDecision(record: ApprovalRecord, cancellation: Cancellation | null): Promise<ApprovalRecord> {
-    let current = record;
-    while (current.status === 'pending' && cancellation?.reason == null) {
-      await new Promise((resolve) => setTimeout(resolve, DECISION_POLL_MS));
-      current = (await this.read(record.approval_id)) ?? { ...current, status: 'expired' };
-    }
-    return current;
   }
 
   async #runApproved(

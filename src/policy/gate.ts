@@ -82,12 +82,6 @@ export class PolicyGate implements Stage {
       log: scope.log,
       rule,
     };
-    if (scope.waitsForApproval === true) {
-      held.wait = scope.cancellation;
-      held.waited = () => {
-        call.deadline = Date.now() + call.budgetMs; // the wait for a person does not eat the handler's time
-      };
-    }
     // An approver's edit replaces the arguments the rest of the pipeline runs with.
     return this.#approvals.gate(held, (approved) => {
       if (approved !== params) call.params = deepFreeze(approved) as Readonly<Record<string, unknown>>;

@@ -42,5 +42,12 @@ export async function buildPolicy(options: {
     rules = compileRules(options.rules.file, options.rules.entries);
   }
   const asked = rules.length > 0 || registry.list().some((tool) => tool.approval !== null);
-  return { approvals, gate: asked ? new PolicyGate(rules, approvals, config.maxContentChars) : null, close: () => webhook?.close() };
+  return {
+    approvals,
+    gate: asked ? new PolicyGate(rules, approvals, config.maxContentChars) : null,
+    close: () => {
+      approvals.close();
+      webhook?.close();
+    },
+  };
 }

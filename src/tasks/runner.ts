@@ -342,7 +342,6 @@ export class TaskRunner {
       receivedAt: job.receivedAt,
       log: log.child({ task: id }),
       cancellation: run.cancellation,
-      waitsForApproval: true,
       progress: (_callId, done, total) => throttle.report(done, total),
       taskId: id,
       ...(job.inputResponses !== undefined && { inputResponses: job.inputResponses }),

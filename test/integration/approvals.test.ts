@@ -136,7 +136,7 @@ describe.each(STORES)('policy and approvals (%s store)', (kind) => {
     expect(types).toEqual(['ApprovalRequested', 'ToolInvoked', 'ApprovalDecided', 'ToolInvoked']);
   });
 
-  it('with Prefer: respond-async, the task waits for the decision and then runs by itself (denied: it ends unsuccessful)', async () => {
+  it('with Prefer: respond-async, the task waits in input_required for the decision and then runs by itself (denied: it ends unsuccessful)', async () => {
     const start = async (order: string) => {
       const created = await refund({ order, amount: 7000 }, { prefer: 'respond-async' });
       expect(created.status).toBe(202);
@@ -150,12 +150,16 @@ describe.each(STORES)('policy and approvals (%s store)', (kind) => {
     const ended = (task: string) =>
       until(`task ${task} to end`, async () => {
         const view = (await get(app, `/tasks/${task}`, bearer(fx.keys.agent))).body;
-        return view.status === 'working' || view.status === 'queued' ? null : view;
+        return ['working', 'queued', 'input_required'].includes(view.status) ? null : view;
       });
     const before = fx.runs.get('payments_refund') ?? 0;
     const approvedTask = await start('o-task');
     const approvedId = await pendingFor('o-task');
-    expect((await get(app, `/tasks/${approvedTask}`, bearer(fx.keys.agent))).body.status).toBe('working');
+    const waiting = await until('the task waits for the approval', async () => {
+      const view = (await get(app, `/tasks/${approvedTask}`, bearer(fx.keys.agent))).body;
+      return view.status === 'input_required' ? view : null;
+    });
+    expect(waiting).toMatchObject({ status: 'input_required', approval: { id: approvedId, url: `/approvals/${approvedId}`, status: 'pending' } });
     await decide(approvedId, fx.keys.finance, { decision: 'approve' });
     expect(await ended(approvedTask)).toMatchObject({ status: 'completed', result: { success: true, value: { refunded: 7000 } } });
     expect(fx.runs.get('payments_refund')).toBe(before + 1);
@@ -181,6 +185,15 @@ describe.each(STORES)('policy and approvals (%s store)', (kind) => {
       expect(status).toBe('expired');
       expect((await post(other, { decision: 'approve' }, bearer(short.keys.ops), `/approvals/${id}/decision`)).status).toBe(409);
       expect((await call()).body.error.code).toBe('approval_expired');
+      // A task waiting for an approval nobody decides (and nobody reads) ends approval_expired on time.
+      const task = (
+        await post(other, { name: 'payments_refund', arguments: { order: 'o-late-task', amount: 1 } }, { ...bearer(short.keys.agent), prefer: 'respond-async' })
+      ).body.task_id as string;
+      const ended = await until('the waiting task ends', async () => {
+        const view = (await get(other, `/tasks/${task}`, bearer(short.keys.agent))).body;
+        return view.status === 'completed' ? view : null;
+      });
+      expect(ended.result).toMatchObject({ success: false, error: { code: 'approval_expired' } });
       expect(short.runs.get('payments_refund')).toBeUndefined();
     } finally {
       await other.close();

@@ -16,7 +16,7 @@ const KNOWN: Record<string, number> = {
   'routes/mcp.ts <anonymous:236>': 104,
   'routes/connections.ts connectionRoutes': 151,
   'routes/approvals.ts approvalRoutes': 121,
-  'tasks/runner.ts': 414,
+  'tasks/runner.ts': 413,
   'tools/registry.ts': 364,
 };
 

@@ -57,8 +57,6 @@ export interface InvocationScope {
   depth?: number;
   /** Where the handlers' `context.progress` reports go (an SSE or MCP stream); absent = nowhere. */
   progress?: ProgressListener;
-  /** A held call waits here until a person decides (a task), instead of answering `approval_required` at once. */
-  waitsForApproval?: boolean;
   /** The request's format (openai, anthropic, mcp…), for traces. Absent = native. */
   format?: string;
   /** The task this call runs in, when it runs as one (docs/tasks.md). */
