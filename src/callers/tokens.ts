@@ -9,6 +9,8 @@ import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JSONWebK
 import type { Logger } from 'pino';
 import { scopesOf, stringsOf, type VerifiedUser } from './access.ts';
 import { TokenRefused } from '../errors.ts';
+import { VerifiedTokens } from './token-cache.ts';
+import { deepFreeze } from '../json.ts';
 
 export const ALGORITHMS = ['RS256', 'ES256', 'EdDSA', 'Ed25519'];
 const LEEWAY_S = 60;
@@ -68,6 +70,7 @@ export class TokenVerifier {
   /** The last key set fetched, and a local verifier over it for when the JWKS cannot be fetched. */
   #known: { jwks: JSONWebKeySet; local: JWTVerifyGetKey } | null = null;
   #unreachableUntil = 0;
+  readonly #verified = new VerifiedTokens();
 
   constructor(options: TokenVerifierOptions) {
     this.#o = options;
@@ -107,8 +110,11 @@ export class TokenVerifier {
     }
   };
 
-  /** The verified user, or TokenRefused saying why. */
+  /** The verified user, or TokenRefused saying why. A token verified before answers from memory until it expires (60 s at most). */
   async verify(token: string): Promise<VerifiedUser> {
+    const key = VerifiedTokens.keyOf(token);
+    const known = this.#verified.get(key);
+    if (known !== null) return known;
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, this.#key, {
@@ -121,13 +127,14 @@ export class TokenVerifier {
     } catch (err) {
       throw err instanceof TokenRefused ? err : new TokenRefused(reasonOf(err));
     }
-    const sub = payload.sub!;
-    return {
-      sub,
+    const user: VerifiedUser = {
+      sub: payload.sub!,
       groups: stringsOf(claimAt(payload, this.#o.groupsClaim)),
       scopes: scopesOf(payload),
-      claims: Object.freeze(payload),
+      claims: deepFreeze(payload) as Readonly<Record<string, unknown>>, // one object for every call with this token: nothing may change it
     };
+    this.#verified.set(key, user, payload.exp!);
+    return user;
   }
 }
 
