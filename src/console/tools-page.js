@@ -74,6 +74,13 @@ export function createToolsPage(section, context) {
     if (search.value.trim() === '' || !ranked()) return renderList();
     searchTimer = setTimeout(renderList, SEARCH_DELAY_MS);
   });
+  // Enter in the search box opens the best match.
+  search.addEventListener('keydown', (event) => {
+    if (event.key !== 'Enter') return;
+    event.preventDefault();
+    const first = /** @type {HTMLAnchorElement | null} */ (catalog.element.querySelector('ul.results a'));
+    if (first !== null) location.hash = new URL(first.href).hash;
+  });
   groupBy.addEventListener('change', () => renderList());
   toolsetPick.addEventListener('change', () => void chooseToolset(toolsetPick.value));
 

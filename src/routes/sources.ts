@@ -28,8 +28,9 @@ function sourceOf(tool: RegisteredTool): { name: string; kind: SourceKind | 'ups
   if (tool.hints !== null) return { name: tool.hints.source, kind: 'upstream' };
   if (label.startsWith('built-in ')) return { name: 'built-in', kind: 'builtin' };
   if (label.startsWith('TOOLS_FILE ')) return { name: 'http', kind: 'http' };
-  // A plugin: its file's name or its package's, never the folders it lives in.
-  const name = label.startsWith('.') || label.startsWith('/') ? (label.split(/[\\/]/).pop() ?? label) : label;
+  // A plugin: as TOOL_PLUGINS or the tools file names it (a package, a relative path); an absolute path by its file's name only.
+  const absolute = label.startsWith('/') || /^[A-Za-z]:[\\/]/.test(label);
+  const name = absolute ? (label.split(/[\\/]/).pop() ?? label) : label;
   return { name, kind: 'plugin' };
 }
 

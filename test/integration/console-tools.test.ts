@@ -181,6 +181,13 @@ toolsets:
 
     await page.click(`#tool-list a[data-tool="${expected}"]`);
     await page.waitForFunction((name) => document.querySelector('.tool-detail h2')?.textContent === name, {}, expected);
+    // Enter in the box opens the best match.
+    await page.evaluate(() => (location.hash = '#tools/tool_search'));
+    await page.waitForFunction(() => document.querySelector('.tool-detail h2')?.textContent === 'tool_search');
+    await page.focus('#tool-search');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction((name) => document.querySelector('.tool-detail h2')?.textContent === name, {}, rows[0]![0]);
+    expect(page.url()).toContain(`#tools/${rows[0]![0]}`);
 
     // Cleared: the groups are back.
     await page.click('#tool-search', { count: 3 });
