@@ -4,8 +4,14 @@ import { problemText, request } from './api.js';
 import { callBody, curlCommand, FORMATS } from './call-shapes.js';
 import { clockTime, duration, h, jsonBlock, jsonText, notice, outcomeBadge, textBlock, uid } from './dom.js';
 import { schemaForm } from './schema-form.js';
+import { stateBadge } from './source-health.js';
 
-export function toolDetail(tool, context) {
+/**
+ * @param {any} tool the definition (GET /tools)
+ * @param {any} context the console's shared context
+ * @param {import('./source-health.js').SourceRow | null} [source] where the tool comes from, with its health
+ */
+export function toolDetail(tool, context, source = null) {
   const versions = h('ol', { class: 'versions' }, h('li', { class: 'muted' }, 'loading…'));
   void request(`/tools/${encodeURIComponent(tool.name)}/versions`).then((answer) => {
     const rows = answer.ok ? answer.data.versions : [];
@@ -24,6 +30,7 @@ export function toolDetail(tool, context) {
     );
   });
   const facts = [
+    source ? ['Source', sourceFact(source)] : null,
     ['Hash', h('code', { class: 'hash' }, tool.hash)],
     tool.annotations
       ? [
@@ -79,6 +86,13 @@ export function toolDetail(tool, context) {
       : null,
     tryIt.element,
   ];
+}
+
+/** @param {import('./source-health.js').SourceRow} source */
+function sourceFact(source) {
+  const upstream = source.kind === 'openapi' || source.kind === 'mcp' || source.kind === 'http';
+  const error = source.last_error && source.state !== 'up' ? ` · last error: ${source.last_error.code} — ${source.last_error.detail}` : '';
+  return h('span', { class: 'tool-source' }, source.name, upstream ? [' ', stateBadge(source.state), error] : null);
 }
 
 function tryForm(tool, context) {

@@ -199,7 +199,7 @@ export function createToolsPage(section, context) {
       detail.replaceChildren(notice(current ? `No tool named "${current}" for this key.` : 'Choose a tool from the catalog.'));
       return;
     }
-    add(clear(detail), toolDetail(tool, context));
+    add(clear(detail), toolDetail(tool, context, sources?.find((s) => s.tools.includes(tool.name)) ?? null));
   }
 
   return {

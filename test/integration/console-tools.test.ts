@@ -230,6 +230,11 @@ toolsets:
     await page.waitForSelector('.health-chip[data-source="orders"][data-state="up"]', { timeout: 15_000 });
     expect(await page.$eval('details[data-group="source:orders"] .badge.state', (e) => e.getAttribute('data-state'))).toBe('up');
 
+    // A tool of a source that is down says so beside its form.
+    await page.evaluate(() => (location.hash = '#tools/gone_getinventory'));
+    await page.waitForSelector('.tool-source .badge.state[data-state="down"]');
+    expect(await page.$eval('.tool-source', (e) => e.textContent)).toMatch(/^gone down · last error: upstream_unavailable — endpoint unreachable/);
+
     // A chip opens its source's group.
     await page.click('.health-chip[data-source="petstore"] button');
     await page.waitForFunction(() => (document.querySelector('details[data-group="source:petstore"]') as HTMLDetailsElement | null)?.open === true);
