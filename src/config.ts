@@ -275,6 +275,6 @@ export function loadConfig(env: Env = process.env): Config {
     secretsKeyPrevious: secretsKey(env, 'SECRETS_KEY_PREVIOUS'),
     approvalTtlS: integer(env, 'APPROVAL_TTL_S', 86_400, 1, 30 * 86_400),
     approvalWebhookUrl: httpUrl(env, 'APPROVAL_WEBHOOK_URL'),
-    approvalWebhookSecret: text(env, 'APPROVAL_WEBHOOK_SECRET') ?? null,
+    approvalWebhookSecret: secretText(env, 'APPROVAL_WEBHOOK_SECRET') ?? null,
   });
 }

@@ -162,6 +162,11 @@ describe('secretText (<VAR>_FILE)', () => {
     writeFileSync(empty, '\n');
     expect(errorOf({ SOME_SECRET_FILE: empty }).message).toContain('is empty');
   });
+
+  it('reads APPROVAL_WEBHOOK_SECRET from APPROVAL_WEBHOOK_SECRET_FILE, as SECRETS_KEY from SECRETS_KEY_FILE', () => {
+    expect(loadConfig({ APPROVAL_WEBHOOK_SECRET_FILE: file }).approvalWebhookSecret).toBe('s3cr3t value');
+    expect(() => loadConfig({ APPROVAL_WEBHOOK_SECRET: 'x', APPROVAL_WEBHOOK_SECRET_FILE: file })).toThrow(/exclusive/);
+  });
 });
 
 describe('identity variables', () => {
