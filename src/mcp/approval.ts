@@ -9,14 +9,13 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { isObject } from '../json.ts';
 import type { Approvals } from '../policy/approvals.ts';
-import type { ApprovalRecord } from '../policy/record.ts';
+import { approvalForm, CLIENT_INPUT_KEY as INPUT_KEY, type ApprovalRecord } from '../policy/record.ts';
 import { hashJson } from '../tools/hash.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import { ErrorCode, META, metaOf, ProtocolFault, type JsonRpcRequest } from './protocol.ts';
 import { declaresElicitation } from './client-capabilities.ts';
 
 const STATE_TTL_MS = 10 * 60_000;
-const INPUT_KEY = 'approval';
 
 export interface SealedState {
   a: string;
@@ -75,19 +74,10 @@ export class McpApprovals {
     return state;
   }
 
-  /** The person's answer to the approval form (an elicitation result): accept with `approve: true` approves, anything else denies. */
+  /** The person's answer to the approval form (an elicitation result) decides the approval the state was sealed for. */
   async decideByClient(state: SealedState, answer: unknown, caller: string | null): Promise<void> {
-    const content = isObject(answer) && isObject(answer.content) ? answer.content : {};
-    const approve = isObject(answer) && answer.action === 'accept' && content.approve === true;
-    const note = typeof content.note === 'string' ? content.note.slice(0, 2000) : null;
     const record = await this.#approvals.read(state.a);
-    if (record === null || record.status !== 'pending') return; // decided meanwhile: the call reports the outcome
-    const decided: ApprovalRecord = {
-      ...record,
-      status: approve ? 'approved' : 'denied',
-      decision: { by: `client:${caller ?? 'anonymous'}`, at: new Date().toISOString(), note, arguments_edited: false },
-    };
-    await this.#approvals.decide(record, decided);
+    if (record !== null) await this.#approvals.decideByClient(record, answer, caller);
   }
 
   /** The pending approval a held call's result names, when the person at the client may decide it; null otherwise. */
@@ -124,17 +114,4 @@ export class McpApprovals {
     const responses = message.params?.inputResponses;
     await this.decideByClient(state, isObject(responses) ? responses[INPUT_KEY] : undefined, caller);
   }
-}
-
-/** The approval form's `elicitation/create` params; `mode` is named from 2025-11-25 on (null: not named). */
-export function approvalForm(record: ApprovalRecord, mode: 'form' | null): Record<string, unknown> {
-  return {
-    ...(mode !== null && { mode }),
-    message: `Approve the call to "${record.tool}" with ${JSON.stringify(record.arguments)}? (approval ${record.approval_id})`,
-    requestedSchema: {
-      type: 'object',
-      properties: { approve: { type: 'boolean', title: 'Approve', description: 'Run this call' }, note: { type: 'string', title: 'Note' } },
-      required: ['approve'],
-    },
-  };
 }

@@ -15,7 +15,7 @@ import type { RegisteredTool } from '../tools/registry.ts';
 import type { Logger } from 'pino';
 import type { Principal } from '../callers/principal.ts';
 import { annotateSpan } from '../tracing/index.ts';
-import { approvalRef, effectiveStatus, type ApprovalRecord } from './record.ts';
+import { approvalForm, approvalRef, clientDecision, CLIENT_INPUT_KEY, effectiveStatus, type ApprovalRecord } from './record.ts';
 import type { PolicyRule } from './rules.ts';
 
 /** A call a rule holds for approval, as the gate needs it. */
@@ -30,6 +30,8 @@ export interface HeldCall {
   budgetMs: number;
   log: Logger;
   rule: PolicyRule;
+  /** Runs as a task: a client approver is asked through the task's input requests, and `answers` (tasks/update) may hold its answer. */
+  task?: { answers: Readonly<Record<string, unknown>> | undefined };
 }
 
 export interface ApprovalsOptions {
@@ -102,7 +104,10 @@ export class Approvals {
    */
   async gate(call: HeldCall, run: (params: Readonly<Record<string, unknown>>) => Promise<InvocationResult>): Promise<InvocationResult> {
     const opened = await this.open(call);
-    const { binding, record } = opened;
+    const { binding } = opened;
+    let record = opened.record;
+    const answer = call.task?.answers?.[CLIENT_INPUT_KEY];
+    if (record.status === 'pending' && answer !== undefined) record = await this.decideByClient(record, answer, call.caller);
     annotateSpan({ 'toolport.approval': `${record.approval_id} ${record.status}` });
     switch (record.status) {
       case 'pending':
@@ -197,6 +202,22 @@ export class Approvals {
     return { record: decided };
   }
 
+  /**
+   * The person at the caller's own MCP client answered the approval form: decides a pending approval
+   * whose approvers include `client`. Answers the record as it then stands.
+   */
+  async decideByClient(record: ApprovalRecord, answer: unknown, caller: string | null): Promise<ApprovalRecord> {
+    if (record.status !== 'pending' || !record.approvers.includes('client') || record.caller !== caller) return record;
+    const { approve, note } = clientDecision(answer);
+    const decided: ApprovalRecord = {
+      ...record,
+      status: approve ? 'approved' : 'denied',
+      decision: { by: `client:${caller ?? 'anonymous'}`, at: new Date().toISOString(), note, arguments_edited: false },
+    };
+    const outcome = await this.decide(record, decided);
+    return 'record' in outcome ? outcome.record : ((await this.read(record.approval_id)) ?? record); // decided meanwhile: that stands
+  }
+
   /** The newest approvals, expiry applied. */
   async recent(limit: number): Promise<ApprovalRecord[]> {
     const records = (await this.#store.recent(limit)).map((json) => JSON.parse(json) as ApprovalRecord);
@@ -235,7 +256,13 @@ export class Approvals {
     const [message, detail] = explainApproval(call.tool, record, code);
     const answer = failure(call.identity, code, message, detail, this.#options.maxContentChars);
     // Only a pending approval rides on the result: a task holds itself in input_required on seeing one.
-    return code === 'approval_required' ? { ...answer, approval: approvalRef(record) } : answer;
+    if (code !== 'approval_required') return answer;
+    const asksClient = call.task !== undefined && record.approvers.includes('client');
+    return {
+      ...answer,
+      approval: approvalRef(record),
+      ...(asksClient && { input_requests: { [CLIENT_INPUT_KEY]: { method: 'elicitation/create', params: approvalForm(record, 'form') } } }),
+    };
   }
 
   /** The step in the session's log (a call without a session has none). */

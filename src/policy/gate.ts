@@ -81,6 +81,7 @@ export class PolicyGate implements Stage {
       budgetMs: call.budgetMs,
       log: scope.log,
       rule,
+      ...(scope.taskId !== undefined && { task: { answers: scope.inputResponses } }),
     };
     // An approver's edit replaces the arguments the rest of the pipeline runs with.
     return this.#approvals.gate(held, (approved) => {

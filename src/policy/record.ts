@@ -1,4 +1,5 @@
 /** An approval as it is kept, listed and sent (SPEC §14), and how results name it. */
+import { isObject } from '../json.ts';
 import type { ApprovalStatus } from '../store/approvals.ts';
 import type { ApprovalRef, InvocationResult } from '../tools/outcome.ts';
 
@@ -40,4 +41,27 @@ export function approvalRef(record: ApprovalRecord): ApprovalRef {
 /** A pending record past its expiry is expired, whether or not a replica has recorded that yet. */
 export function effectiveStatus(record: ApprovalRecord, now = Date.now()): ApprovalStatus {
   return record.status === 'pending' && Date.parse(record.expires_at) <= now ? 'expired' : record.status;
+}
+
+/** The input request that asks the person at an MCP client to approve: a form with `approve` and `note`. */
+export const CLIENT_INPUT_KEY = 'approval';
+
+/** The approval form's `elicitation/create` params; `mode` is named from 2025-11-25 on (null: not named). */
+export function approvalForm(record: ApprovalRecord, mode: 'form' | null): Record<string, unknown> {
+  return {
+    ...(mode !== null && { mode }),
+    message: `Approve the call to "${record.tool}" with ${JSON.stringify(record.arguments)}? (approval ${record.approval_id})`,
+    requestedSchema: {
+      type: 'object',
+      properties: { approve: { type: 'boolean', title: 'Approve', description: 'Run this call' }, note: { type: 'string', title: 'Note' } },
+      required: ['approve'],
+    },
+  };
+}
+
+/** The person's answer to the approval form (an elicitation result): accept with `approve: true` approves; anything else denies. */
+export function clientDecision(answer: unknown): { approve: boolean; note: string | null } {
+  const content = isObject(answer) && isObject(answer.content) ? answer.content : {};
+  const approve = isObject(answer) && answer.action === 'accept' && content.approve === true;
+  return { approve, note: typeof content.note === 'string' ? content.note.slice(0, 2000) : null };
 }

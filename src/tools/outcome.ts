@@ -58,6 +58,8 @@ export interface InvocationResult {
   authorization?: AuthorizationLink;
   /** Set when the call waits for, or was refused by, a person (SPEC §14). */
   approval?: ApprovalRef;
+  /** Set with `approval_required` in a task whose approvers include the client: the form its MCP client may answer (tasks/update). */
+  input_requests?: Record<string, unknown>;
 }
 
 /** A single-use link, bound to the calling user, where the person connects a credential. */
