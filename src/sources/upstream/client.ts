@@ -84,7 +84,7 @@ export class UpstreamClient {
  * of the body; past the limit the rest is not read (the connection is dropped instead). Settles
  * once; what undici reports after that (the drop it was asked for) is ignored.
  */
-class AnswerReader implements Dispatcher.DispatchHandler, CancelListener {
+class AnswerReader implements Dispatcher.DispatchHandler, CancelListener, EventListenerObject {
   readonly #limit: number;
   readonly #end: Cancellation | AbortSignal;
   readonly #resolve: (answer: UpstreamAnswer) => void;
@@ -103,10 +103,13 @@ class AnswerReader implements Dispatcher.DispatchHandler, CancelListener {
     this.#reject = reject;
     if (end instanceof Cancellation) end.subscribe(this);
     else if (end.aborted) this.onCancelled();
-    else end.addEventListener('abort', this.#onAbort);
+    else end.addEventListener('abort', this);
   }
 
-  readonly #onAbort = (): void => this.onCancelled();
+  /** The signal's 'abort' event (this object is its listener: no closure per call). */
+  handleEvent(): void {
+    this.onCancelled();
+  }
 
   /** The call ended: the request is dropped (at once, or as soon as undici starts it). */
   onCancelled(): void {
@@ -169,7 +172,7 @@ class AnswerReader implements Dispatcher.DispatchHandler, CancelListener {
     this.#settled = true;
     this.#chunks = [];
     if (this.#end instanceof Cancellation) this.#end.unsubscribe(this);
-    else this.#end.removeEventListener('abort', this.#onAbort);
+    else this.#end.removeEventListener('abort', this);
   }
 }
 
