@@ -20,6 +20,23 @@ const SURROGATE = /[\uD800-\uDFFF]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
+ * canonicalDataJson's memo for one batch of registrations (an upstream's operations, registered in
+ * one go): dropped when the current task of the event loop ends, so the texts of every subschema
+ * are not kept for the life of the catalog (for GitHub's document they were most of its heap).
+ */
+export class BatchMemo {
+  #memo: WeakMap<object, string> | null = null;
+
+  get(): WeakMap<object, string> {
+    if (this.#memo === null) {
+      this.#memo = new WeakMap();
+      setImmediate(() => (this.#memo = null)).unref();
+    }
+    return this.#memo;
+  }
+}
+
+/**
  * canonicalJson for JSON data that is never changed once written (upstream schemas): the same
  * text, with each object's text kept in `memo`, so a subschema shared by many definitions (as
  * OpenAPI components are) is written once.

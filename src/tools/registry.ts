@@ -4,7 +4,7 @@
  */
 import { isObject } from '../json.ts';
 import { badPatterns, closeObjects, createToolAjv, createUpstreamAjv, lazyValidator, upstreamCopy, violations, type Validator } from './schema.ts';
-import { canonicalDataJson, canonicalJson, hashJson, sha256Hex } from './hash.ts';
+import { BatchMemo, canonicalDataJson, canonicalJson, hashJson, sha256Hex } from './hash.ts';
 import { withSessionArgument } from './session-handle.ts';
 import { checkToolApproval, type ToolApproval } from './approval.ts';
 import type { IdempotencyConfig, JsonSchema, PluginRegistry, Resources, ToolAnnotations, ToolDefinition, ToolExample } from './types.ts';
@@ -85,8 +85,8 @@ export class ToolRegistry implements PluginRegistry {
   #upstreamAjv: ReturnType<typeof createUpstreamAjv> | null = null;
   /** Compiled validators by mode and schema hash: equal schemas (the same one in many operations) compile once. */
   readonly #validators = new Map<string, Validator>();
-  /** Canonical JSON of upstream schema objects (never changed once converted; many are shared). */
-  readonly #canonical = new WeakMap<object, string>();
+  /** Canonical JSON of upstream schema objects while a batch registers (never changed once converted; many are shared). */
+  readonly #canonical = new BatchMemo();
   /** MAX_CONTENT_CHARS: a tool's own max_content_chars must be below it. */
   readonly #maxContentChars: number;
 
@@ -250,7 +250,7 @@ export class ToolRegistry implements PluginRegistry {
       fail(source, name, 'credentials must be a list of credential names');
     }
     const served = closeObjects(parameters);
-    const canonical = (schema: unknown) => (upstream ? canonicalDataJson(schema, this.#canonical) : canonicalJson(schema));
+    const canonical = (schema: unknown) => (upstream ? canonicalDataJson(schema, this.#canonical.get()) : canonicalJson(schema));
     const parametersJson = canonical(served);
     const resultJson = result === undefined ? null : canonical(result);
     const validateParams = this.#compile(source, name, 'parameters', served, parametersJson, upstream);

@@ -1,7 +1,8 @@
 /**
  * Tool search (SPEC §16): the catalog indexed with MiniSearch (BM25+) over each tool's name,
  * description, parameter names and descriptions, source, and its source's own words for it (an
- * OpenAPI operation's tags and summary), every word stemmed (Porter). The index is built on the
+ * OpenAPI operation's tags and summary), every word stemmed (Porter); a query's verbs also search for
+ * the verbs operation names use (publish → create…). The index is built on the
  * first search after the catalog changes; a search filters by what the caller may call.
  */
 import MiniSearch from 'minisearch';
@@ -87,6 +88,44 @@ function processTerm(term: string): string | null {
   return STOP_WORDS.has(lower) ? null : stemmer(lower);
 }
 
+/**
+ * The verbs people use for what API operation names call create, update, get, delete and list (and
+ * "me" for the authenticated user): a query word also searches for its operation verb.
+ */
+const SYNONYMS: Readonly<Record<string, readonly string[]>> = {
+  publish: ['create'],
+  add: ['create'],
+  new: ['create'],
+  open: ['create'],
+  make: ['create'],
+  post: ['create'],
+  write: ['create'],
+  comment: ['create'],
+  set: ['update', 'create'],
+  change: ['update'],
+  edit: ['update'],
+  modify: ['update'],
+  rename: ['update'],
+  show: ['get'],
+  fetch: ['get'],
+  read: ['get'],
+  view: ['get'],
+  remove: ['delete'],
+  erase: ['delete'],
+  find: ['list', 'search'],
+  browse: ['list'],
+  me: ['authenticated'],
+};
+
+/** A query's word, with its operation verb when it has one. */
+function processQueryTerm(term: string): string | string[] | null {
+  const lower = term.toLowerCase();
+  const synonyms = SYNONYMS[lower];
+  const own = processTerm(lower);
+  if (synonyms === undefined) return own;
+  return [...(own === null ? [] : [own]), ...synonyms.map(stemmer)];
+}
+
 export class ToolSearch {
   readonly #registry: ToolRegistry;
   #index: MiniSearch<IndexedTool> | null = null;
@@ -118,8 +157,10 @@ export class ToolSearch {
       processTerm,
       searchOptions: {
         boost: { name: 3, words: 2, description: 1.5, parameters: 0.5, source: 1 },
+        processTerm: processQueryTerm,
         prefix: (term) => term.length > 3,
-        fuzzy: (term) => (term.length > 5 ? 0.15 : false),
+        // Typos in long words only: fuzzy matching of every word cost a third of a search and found nothing more.
+        fuzzy: (term) => (term.length > 7 ? 0.15 : false),
         combineWith: 'OR',
       },
     });
