@@ -12,11 +12,11 @@ export interface Config {
   readonly redisClusterNodes: readonly { host: string; port: number }[] | null;
   readonly keyPrefix: string;
   readonly toolPlugins: readonly string[];
-  /** TOOLS_FILE: a YAML or JSON file of tool sources (SPEC §10). */
+  /** TOOLS_FILE: a YAML or JSON file of tool sources (docs/tool-sources.md). */
   readonly toolsFile: string | null;
   readonly apiKeysFile: string | null;
   readonly workspaceRoot: string | null;
-  /** BUILTINS: the built-in tool groups served (SPEC §1). */
+  /** BUILTINS: the built-in tool groups served (docs/plugins-and-sources.md). */
   readonly builtins: ReadonlySet<BuiltinGroup>;
   readonly logLevel: string;
   readonly sessionTtlS: number;
@@ -24,7 +24,7 @@ export interface Config {
   readonly maxBodyBytes: number;
   readonly maxContentChars: number;
   readonly defaultTimeoutMs: number;
-  /** How long the whole of a cut result stays readable (SPEC §11). */
+  /** How long the whole of a cut result stays readable (docs/large-results.md). */
   readonly resultTtlS: number;
   /** How long SIGTERM waits for in-flight calls before exiting anyway. */
   readonly shutdownGraceMs: number;
@@ -32,11 +32,11 @@ export interface Config {
   readonly ledgerLeaseMs: number;
   /** Send the Redis commands issued in one event-loop turn as one write (the Redis client's auto-pipelining). */
   readonly redisAutoPipelining: boolean;
-  /** OpenTelemetry tracing is on (an OTLP endpoint or a traces exporter is set, SPEC §12). */
+  /** OpenTelemetry tracing is on (an OTLP endpoint or a traces exporter is set, docs/tracing.md). */
   readonly tracing: boolean;
   /** TOOLPORT_TRACE_ARGUMENTS: call arguments and error details on spans (debugging only: they may hold secrets). */
   readonly traceArguments: boolean;
-  /** How long a finished task is kept (SPEC §11). */
+  /** How long a finished task is kept (docs/tasks.md). */
   readonly taskTtlS: number;
   /** A task's deadline when neither its caller nor its tool sets one. */
   readonly taskTimeoutMs: number;
@@ -50,7 +50,7 @@ export interface Config {
   readonly mcpTaskInlineMs: number;
   /** /readyz answers 503 while an MCP server behind toolport is down (default: it only names it). */
   readonly readyRequiresUpstreams: boolean;
-  /** AUTH_ISSUER: the OpenID Connect issuer whose JWT access tokens name users (SPEC §15); null = API keys only. */
+  /** AUTH_ISSUER: the OpenID Connect issuer whose JWT access tokens name users (docs/identity.md); null = API keys only. */
   readonly authIssuer: string | null;
   /** AUTH_AUDIENCE: what a token's `aud` must contain; null = PUBLIC_URL or PUBLIC_URL/mcp. */
   readonly authAudience: string | null;
@@ -61,7 +61,7 @@ export interface Config {
   /** SECRETS_KEY: the 32-byte key that seals credentials at rest; SECRETS_KEY_PREVIOUS still opens them. */
   readonly secretsKey: Buffer | null;
   readonly secretsKeyPrevious: Buffer | null;
-  /** How long an approval waits for a decision when its rule sets no ttl_s, and how long outcomes stay after (SPEC §14). */
+  /** How long an approval waits for a decision when its rule sets no ttl_s, and how long outcomes stay after (docs/approvals.md). */
   readonly approvalTtlS: number;
   /** Where every new approval and decision is POSTed; null: nowhere. */
   readonly approvalWebhookUrl: string | null;
@@ -197,7 +197,7 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
 const set = (env: Env, name: string) => (env[name] ?? '').trim() !== '';
 
 /**
- * OpenTelemetry tracing (SPEC §12) is on when an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT
+ * OpenTelemetry tracing (docs/tracing.md) is on when an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT
  * or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), or OTEL_TRACES_EXPORTER names an exporter (console,
  * zipkin…) — unless OTEL_SDK_DISABLED is true or OTEL_TRACES_EXPORTER is `none`. The SDK reads
  * the rest of OpenTelemetry's variables itself.

@@ -25,7 +25,7 @@ export const StoreUnavailable = createError('TP_STORE_UNAVAILABLE', '%s', 503);
 export const Unauthorized = createError('TP_UNAUTHORIZED', '%s', 401);
 export const Forbidden = createError('TP_FORBIDDEN', '%s', 403);
 const InsufficientScopeBase = createError<[string]>('TP_INSUFFICIENT_SCOPE', '%s', 403);
-/** A user's token lacks a scope an access rule needs (docs/authorization.md): the problem names it. */
+/** A user's token lacks a scope an access rule needs (docs/identity.md): the problem names it. */
 export class InsufficientScope extends InsufficientScopeBase {
   readonly scope: string;
   constructor(message: string, scope: string) {

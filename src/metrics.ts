@@ -147,7 +147,7 @@ export class Metrics {
   readonly #tasks = new OneLabelCounter('toolport_tasks_total', 'Tasks ended by the replica that ran them, by status (completed, failed, cancelled)', 'status');
   readonly #approvals = new OneLabelCounter(
     'toolport_approvals_total',
-    'Approval steps (SPEC §14) by outcome: requested, approved, denied, expired, executed, replayed',
+    'Approval steps (docs/approvals.md) by outcome: requested, approved, denied, expired, executed, replayed',
     'outcome',
   );
   readonly #rateLimited = new OneLabelCounter(

@@ -64,7 +64,7 @@ export const invocationResultSchema = {
     duration_ms: { type: 'number' },
     approval: {
       type: 'object',
-      description: 'present when the call waits for (or was refused by) a person: the approval to decide at its url (SPEC §14)',
+      description: 'present when the call waits for (or was refused by) a person: the approval to decide at its url (docs/approvals.md)',
       properties: {
         id: { type: 'string' },
         url: { type: 'string' },
@@ -133,7 +133,7 @@ export const problemResponses = (...statuses: number[]) => Object.fromEntries(st
 
 const taskError = { type: 'object', properties: { code: { type: 'string' }, detail: { type: 'string' } }, required: ['code', 'detail'] };
 
-/** A task (SPEC §11), as every /tasks route and a 202 from the invoke routes answer it. */
+/** A task (docs/tasks.md), as every /tasks route and a 202 from the invoke routes answer it. */
 export const taskSchema = {
   $id: 'Task',
   type: 'object',

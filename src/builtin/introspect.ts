@@ -1,4 +1,4 @@
-/** Introspect tools (SPEC §2.2): what the caller may call, and what its session holds. */
+/** Introspect tools (docs/plugins-and-sources.md): what the caller may call, and what its session holds. */
 import { ownedSessions } from '../store/owned-sessions.ts';
 import { readPlan } from '../sessions/planning/plan.ts';
 import type { Store } from '../store/types.ts';

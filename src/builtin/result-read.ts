@@ -1,5 +1,5 @@
 /**
- * result_read (SPEC §11): lets the model page through a large result that was cut, by the
+ * result_read (docs/large-results.md): lets the model page through a large result that was cut, by the
  * toolport://results/<id> URI the cut notice named. Only the caller that made the call reads it.
  */
 import { RESULT_URI_PATTERN, resultIdOf, type ResultResources } from '../store/results.ts';

@@ -1,5 +1,5 @@
 /**
- * tool_search and tool_invoke (SPEC §16, group `search` of BUILTINS): a model given only these two
+ * tool_search and tool_invoke (docs/toolsets.md, group `search` of BUILTINS): a model given only these two
  * finds the tools it needs and calls them. A search shows only what the caller may call in the
  * current toolset; tool_invoke is a nested call, so it passes the whole pipeline (validation,
  * policy, ledger, sessions) as a direct call does, and its result is the invoked tool's own.

@@ -1,7 +1,7 @@
 /**
- * API keys (SPEC §8) from API_KEYS_FILE, JSON or YAML: a list of {id, key_sha256, tools: [glob…],
+ * API keys (docs/operations.md) from API_KEYS_FILE, JSON or YAML: a list of {id, key_sha256, tools: [glob…],
  * admin?, rate_per_min?, toolsets?}, or an object {keys: [that list], access: [rules for verified users]}.
- * A key bound to toolsets (SPEC §16) calls only their members, and sees no other toolset.
+ * A key bound to toolsets (docs/toolsets.md) calls only their members, and sees no other toolset.
  * The secret itself never reaches toolport's memory beyond one hash.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';

@@ -1,4 +1,4 @@
-/** What `credentials:` in TOOLS_FILE declares (SPEC §15): the upstream accounts tools need. */
+/** What `credentials:` in TOOLS_FILE declares (docs/credentials.md): the upstream accounts tools need. */
 
 /** A credential's name: in `${credential.<name>}`, in `auth: {credential}` and in the /connections paths. */
 export const CREDENTIAL_NAME = /^[A-Za-z0-9_-]{1,64}$/;

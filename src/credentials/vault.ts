@@ -1,5 +1,5 @@
 /**
- * The vault (SPEC §15): each user's credentials, sealed in the store under the user's id, opened
+ * The vault (docs/credentials.md): each user's credentials, sealed in the store under the user's id, opened
  * only here. An oauth2 token about to expire is refreshed first, by one replica at a time (a
  * lease in the store; the others use the still-valid token or wait for the new one), and written
  * over the version it was read at. Connect links and OAuth states are single-use store tokens,

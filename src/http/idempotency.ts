@@ -1,4 +1,4 @@
-/** The Idempotency-Key header (SPEC §5) at the HTTP edge: checked, handed to each call, and replays marked. */
+/** The Idempotency-Key header (docs/ledger.md) at the HTTP edge: checked, handed to each call, and replays marked. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidHeader } from '../errors.ts';
 import { IDEMPOTENCY_KEY } from '../ledger/key.ts';

@@ -1,5 +1,5 @@
 /**
- * Runs an idempotent tool's call through the ledger (SPEC §5): begin → run the handler under a
+ * Runs an idempotent tool's call through the ledger (docs/ledger.md): begin → run the handler under a
  * renewed lease → record a success or abort → answer; or replay the record; or wait for the call
  * that holds the lease. Tool-level outcomes are results; only the Idempotency-Key conflicts
  * (409, 422) and an unreachable store are thrown, for the HTTP edge to answer.

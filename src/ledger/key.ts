@@ -1,5 +1,5 @@
 /**
- * Ledger keys (SPEC §5): `<scope>:<tool>:<part>`, where part is the SHA-256 of the canonical
+ * Ledger keys (docs/ledger.md): `<scope>:<tool>:<part>`, where part is the SHA-256 of the canonical
  * JSON of the arguments (auto), of the `param_keys` (params), of the plugin's custom key, or the
  * caller's Idempotency-Key verbatim.
  */

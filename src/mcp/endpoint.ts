@@ -193,7 +193,7 @@ export class McpEndpoint {
     };
   }
 
-  /** A large result's whole, for the caller that made the call (SPEC §11). */
+  /** A large result's whole, for the caller that made the call (docs/large-results.md). */
   async #readResource(params: Record<string, unknown> | undefined, env: RequestEnv): Promise<Record<string, unknown>> {
     const uri = params?.uri;
     if (typeof uri !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'resources/read needs params.uri (a string)');

@@ -1,5 +1,5 @@
 /**
- * Callers (SPEC §8, §15): with API keys or AUTH_ISSUER configured every route but /healthz, /readyz,
+ * Callers (docs/operations.md, docs/identity.md): with API keys or AUTH_ISSUER configured every route but /healthz, /readyz,
  * the pages and the protected resource metadata needs `Authorization: Bearer <key or token>`. A
  * bearer that is a JWT is verified against the issuer (src/callers/tokens.ts) and becomes a user whose
  * access rules say what it may do; any other bearer is an API key. Admin routes (`config: { admin:
@@ -17,12 +17,12 @@ import type { RateCounter } from '../store/index.ts';
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz', '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']);
 /**
- * Pages and what they load hold no data (SPEC §8): Swagger UI, the console and their assets answer without a key,
+ * Pages and what they load hold no data (docs/operations.md): Swagger UI, the console and their assets answer without a key,
  * and the OpenAPI document without a key leaves out the per-tool operations. A key that is sent is
  * still checked, and names the caller whose tools the document lists.
  */
 export function isKeyOptional(url: string): boolean {
-  // A connect link (SPEC §15) is opened in a browser: the link itself is bound to its user.
+  // A connect link (docs/credentials.md) is opened in a browser: the link itself is bound to its user.
   return (
     url === '/openapi.json' ||
     url === '/docs' ||

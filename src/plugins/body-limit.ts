@@ -1,5 +1,5 @@
 /**
- * 413 that clients receive (SPEC §3): a client still sending its body when the server answers and
+ * 413 that clients receive (docs/formats.md): a client still sending its body when the server answers and
  * closes sees a reset (EPIPE/ECONNRESET), not the answer. So before a 413 goes out, the rest of the
  * body is read and discarded, up to a bound (bytes and time); past it the connection is closed anyway.
  */

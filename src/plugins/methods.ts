@@ -1,5 +1,5 @@
 /**
- * 405 with `Allow` for a known path called with another method (SPEC §7), for every route however it
+ * 405 with `Allow` for a known path called with another method (docs/operations.md), for every route however it
  * was added: an onRoute hook collects each route's path pattern and methods. Decided in onRequest, so
  * an unknown route is answered before Fastify looks at its body (no parser or Content-Type message of
  * Fastify's own reaches the client).

@@ -1,5 +1,5 @@
 /**
- * The answers every route can give besides its own (SPEC §7: the document describes every answer),
+ * The answers every route can give besides its own (docs/operations.md: the document describes every answer),
  * added to each route's schema as it is registered, so routes added anywhere get them: 401 and 429
  * unless the route is open (`security: []`), 403 for admin routes, 400/413/415 where a body or
  * parameters are read, 503 everywhere (store unreachable, or shutting down).

@@ -1,5 +1,5 @@
 /**
- * The request's toolset (SPEC §16): `/mcp/{toolset}`, `?toolset=` or `X-Toolset`. A toolset that
+ * The request's toolset (docs/toolsets.md): `/mcp/{toolset}`, `?toolset=` or `X-Toolset`. A toolset that
  * does not exist, or that the caller's key is not bound to, answers 404 on every route. Routes read
  * `request.toolset`, and `allowsOf(request)` (src/http/scope.ts): what the caller may call inside it.
  */

@@ -1,5 +1,5 @@
 /**
- * One server span per request (SPEC §12), continuing the caller's `traceparent`/`tracestate`,
+ * One server span per request (docs/tracing.md), continuing the caller's `traceparent`/`tracestate`,
  * named `<METHOD> <route>`. Its context is made active for the request's hooks and handler, so
  * the dispatcher's `execute_tool` spans are its children and log lines carry its ids. Registered
  * only when tracing is on: otherwise no hook is added at all.

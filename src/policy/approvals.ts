@@ -1,5 +1,5 @@
 /**
- * Durable approvals (SPEC §14): a held call becomes a record bound to its caller, session, tool hash
+ * Durable approvals (docs/approvals.md): a held call becomes a record bound to its caller, session, tool hash
  * and arguments hash; identical calls join it; one decision wins; the approved call runs once (a
  * runner's lease in the store) and later identical calls replay its result. Every step is told to
  * the session log, the metric, the span and the webhook.

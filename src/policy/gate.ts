@@ -1,5 +1,5 @@
 /**
- * The policy stage (SPEC §14): after validation, before the ledger. The first rule that matches
+ * The policy stage (docs/approvals.md): after validation, before the ledger. The first rule that matches
  * decides: allow runs the call, deny answers `policy_denied`, approve hands it to the approvals.
  * A call no rule matches runs. Only built when there are rules (or a tool with `approval:`).
  */

@@ -1,5 +1,5 @@
 /**
- * Policy and approvals (SPEC §14), built once at start: the approvals service (always: its routes
+ * Policy and approvals (docs/approvals.md), built once at start: the approvals service (always: its routes
  * answer even with nothing to decide) and the policy stage (only with rules or a tool that asks for
  * approval; otherwise the dispatcher has no stage at all). CEL is loaded only by a file with rules.
  */

@@ -1,4 +1,4 @@
-/** An approval as it is kept, listed and sent (SPEC §14), and how results name it. */
+/** An approval as it is kept, listed and sent (docs/approvals.md), and how results name it. */
 import { isObject } from '../json.ts';
 import type { ApprovalStatus } from '../store/approvals.ts';
 import type { ApprovalRef, InvocationResult } from '../tools/outcome.ts';

@@ -1,5 +1,5 @@
 /**
- * Policy rules (SPEC §14): `policy:` in the tools file, then each tool's `approval:` as an `approve`
+ * Policy rules (docs/approvals.md): `policy:` in the tools file, then each tool's `approval:` as an `approve`
  * rule after them. Every `when` is compiled once here, with the variables it may name declared, so
  * a typo or an unknown variable stops the start naming `policy[<i>]`.
  */

@@ -1,5 +1,5 @@
 /**
- * The approval webhook (SPEC §14): every new approval and every decision is POSTed as the record's
+ * The approval webhook (docs/approvals.md): every new approval and every decision is POSTed as the record's
  * JSON, signed `X-Toolport-Signature: sha256=<HMAC-SHA256 of the body>`, retried with backoff off
  * the call's path (a call never waits for it). A receiver that keeps failing loses the notice, not the call.
  */

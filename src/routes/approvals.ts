@@ -1,5 +1,5 @@
 /**
- * Approvals over HTTP (SPEC §14): GET /approvals (what this key may decide, and its own requests),
+ * Approvals over HTTP (docs/approvals.md): GET /approvals (what this key may decide, and its own requests),
  * GET /approvals/{id}, POST /approvals/{id}/decision. Who decides is the rule's `approvers` (admin
  * keys always); the caller that asked may read its approval but not decide it (403); anyone else
  * learns nothing of it (404).

@@ -1,5 +1,5 @@
 /**
- * The recent calls, for the console (SPEC §13): GET /calls answers the newest, GET /calls/stream
+ * The recent calls, for the console (docs/console.md): GET /calls answers the newest, GET /calls/stream
  * sends them and then every new one as Server-Sent Events. Each caller sees what entryFor allows.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';

@@ -1,5 +1,5 @@
 /**
- * Connecting credentials (SPEC §15). A person opens the single-use link a call answered with:
+ * Connecting credentials (docs/credentials.md). A person opens the single-use link a call answered with:
  * `GET /connections/{name}/start` sends them to the provider (authorization code + PKCE, the
  * state bound to the link and to this browser by a cookie) or, for a `secret`, shows a form;
  * the callback stores the grant or value for the user the link was made for. `/me/…`: the

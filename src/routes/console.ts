@@ -1,6 +1,6 @@
 /**
- * GET /console: the console page and its assets (SPEC §13), read from src/console/ once at start and
- * served from memory. They hold no data and need no API key (SPEC §8); the page asks for one.
+ * GET /console: the console page and its assets (docs/console.md), read from src/console/ once at start and
+ * served from memory. They hold no data and need no API key (docs/operations.md); the page asks for one.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * POST /mcp: the Model Context Protocol over Streamable HTTP, stateless per request (SPEC §7).
+ * POST /mcp: the Model Context Protocol over Streamable HTTP, stateless per request (docs/mcp-and-gateways.md).
  * JSON in, JSON out; a tools/call whose client sent a progressToken and accepts SSE switches to an
  * event stream on its first progress report. In the handshake era the answer to `initialize`
  * carries a new Mcp-Session-Id: it names the toolport session of the client's later requests, on
@@ -104,7 +104,7 @@ function scopeFor(request: FastifyRequest, reply: FastifyReply, session: Request
 }
 
 /**
- * The handshake era's `initialize` answer names the connection's session (SPEC §7): a new one,
+ * The handshake era's `initialize` answer names the connection's session (docs/mcp-and-gateways.md): a new one,
  * or the one the client already sends; none when X-Session-Id names the session.
  */
 function issueSession(reply: FastifyReply, session: RequestSession): string {

@@ -1,4 +1,4 @@
-/** GET /tools/hashes/{hash} and GET /tools/{name}/versions: the definitions ever served, by hash (SPEC §4). */
+/** GET /tools/hashes/{hash} and GET /tools/{name}/versions: the definitions ever served, by hash (docs/formats.md). */
 import type { FastifyInstance } from 'fastify';
 import { NotFound } from '../errors.ts';
 import { problemResponses } from '../schemas.ts';

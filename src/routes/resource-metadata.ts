@@ -1,5 +1,5 @@
 /**
- * OAuth 2.0 Protected Resource Metadata (RFC 9728) for MCP clients (SPEC §15): where to get a token
+ * OAuth 2.0 Protected Resource Metadata (RFC 9728) for MCP clients (docs/identity.md): where to get a token
  * for this service's /mcp, and which scopes its access rules ask for. Served only with AUTH_ISSUER.
  */
 import type { FastifyInstance } from 'fastify';

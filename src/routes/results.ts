@@ -1,4 +1,4 @@
-/** GET /results/{id}: the whole of a result whose content was cut (SPEC §11), for the caller that made the call. */
+/** GET /results/{id}: the whole of a result whose content was cut (docs/large-results.md), for the caller that made the call. */
 import type { FastifyInstance } from 'fastify';
 import { NotFound } from '../errors.ts';
 import { problemResponses } from '../schemas.ts';

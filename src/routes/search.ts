@@ -1,4 +1,4 @@
-/** GET /tools/search (SPEC §16): the caller's tools ranked for a natural-language query, in any format. */
+/** GET /tools/search (docs/toolsets.md): the caller's tools ranked for a natural-language query, in any format. */
 import type { FastifyInstance } from 'fastify';
 import { wordedPattern } from '../errors.ts';
 import { FORMAT_NAMES, formatByName, type Format } from '../formats/index.ts';

@@ -1,4 +1,4 @@
-/** Session reads and removal (SPEC §6), and the planning tools' system-prompt section. */
+/** Session reads and removal (docs/sessions-and-planning.md), and the planning tools' system-prompt section. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { NotFound } from '../errors.ts';
 import { problemResponses } from '../schemas.ts';

@@ -1,5 +1,5 @@
 /**
- * Tasks over HTTP (SPEC §11): `Prefer: respond-async` on the invoke routes answers 202 with the task;
+ * Tasks over HTTP (docs/tasks.md): `Prefer: respond-async` on the invoke routes answers 202 with the task;
  * GET /tasks/{id} (long-poll with ?wait_ms=), DELETE /tasks/{id} (cancel), GET /tasks (newest first).
  * A task is its creator's: another key gets 404, as for a task that does not exist.
  */

@@ -14,7 +14,7 @@ interface ToolsQuery {
   toolset?: string;
 }
 
-/** The entity tag of an answer: the hash alone for native (SPEC §4), else tagged with what shapes the body. */
+/** The entity tag of an answer: the hash alone for native (docs/formats.md), else tagged with what shapes the body. */
 function entityTag(hash: string, format: Format, toolChoice: string | undefined): string {
   const parts = [hash];
   if (format.name !== 'native' || toolChoice !== undefined) parts.push(format.name);
@@ -118,7 +118,7 @@ export async function toolRoutes(
     async (request, reply) => {
       const format = formatByName(request.query.format ?? 'native');
       const choice = request.query.tool_choice;
-      // Each API key sees only its tools, and the catalog hash of those (SPEC §8).
+      // Each API key sees only its tools, and the catalog hash of those (docs/operations.md).
       const caller = request.caller;
       const toolset = request.toolset;
       const key = `${caller?.id ?? ''}\n${format.name}\n${choice ?? ''}\n${toolset === null ? '' : `${toolset.definition.name}${toolset.search ? '?search' : ''}`}`;
@@ -140,7 +140,7 @@ export async function toolRoutes(
         entry = { tag: entityTag(hash, format, choice), body: JSON.stringify({ tools: rendered, hash, ...toolChoice }) };
         cache.set(key, entry);
       }
-      // Every definition served is kept by its hash first (SPEC §4: provenance).
+      // Every definition served is kept by its hash first (docs/formats.md: provenance).
       await provenance.recorded();
       return sendCached(request, reply, entry.tag, entry.body);
     },

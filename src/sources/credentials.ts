@@ -1,5 +1,5 @@
 /**
- * `credentials:` in TOOLS_FILE (SPEC §15), checked: a mapping of names to `type: oauth2`
+ * `credentials:` in TOOLS_FILE (docs/credentials.md), checked: a mapping of names to `type: oauth2`
  * (authorize_url, token_url, client_id, client_secret?, scopes?) or `type: secret`; and `auth:`
  * / `${credential.<name>}` of http, openapi and mcp entries, which must name one of them.
  */

@@ -1,5 +1,5 @@
 /**
- * Tool sources (SPEC §10): TOOLS_FILE turned into ordinary registered tools. Each kind is one
+ * Tool sources (docs/tool-sources.md): TOOLS_FILE turned into ordinary registered tools. Each kind is one
  * module that registers tools whose handler forwards the call; the dispatcher runs them like any
  * other tool, so validation, deadlines, the ledger, sessions and metrics apply without a branch.
  */
@@ -23,7 +23,7 @@ export interface ToolSources {
   close(): Promise<void>;
   /** The upstreams the sources keep connections to (MCP servers), and whether each is up. */
   upstreamStatus(): UpstreamStatus[];
-  /** `credentials:` of the file (SPEC §15); empty when it declares none. */
+  /** `credentials:` of the file (docs/credentials.md); empty when it declares none. */
   readonly credentials: CredentialDefinitions;
   /** The file's `policy:` rules, as written (src/policy/ compiles them). */
   readonly policy: readonly RawEntry[];

@@ -1,5 +1,5 @@
 /**
- * Tool names made from upstream names (SPEC §10): lower case, every character outside
+ * Tool names made from upstream names (docs/tool-sources.md): lower case, every character outside
  * `[a-z0-9_-]` replaced by `_`, at most 64 characters — a longer name is cut and ends with `_`
  * and a short hash of the whole uncut name, so two long names that share a beginning stay apart.
  * The original name is what is sent upstream; only the catalog sees this one.

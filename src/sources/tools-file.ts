@@ -1,5 +1,5 @@
 /**
- * TOOLS_FILE (SPEC §10): a YAML or JSON file of tool sources. Read once at start: parsed, every
+ * TOOLS_FILE (docs/tool-sources.md): a YAML or JSON file of tool sources. Read once at start: parsed, every
  * `${VAR}` expanded, its sections checked for shape. Each section's entries then go to the
  * module of its kind (src/sources/<kind>), which checks its own fields.
  */
@@ -23,9 +23,9 @@ export interface ToolsFile {
   readonly http: readonly RawEntry[];
   readonly openapi: readonly RawEntry[];
   readonly mcp: readonly RawEntry[];
-  /** `credentials:` (SPEC §15): a mapping of names to definitions, read by src/sources/credentials.ts. */
+  /** `credentials:` (docs/credentials.md): a mapping of names to definitions, read by src/sources/credentials.ts. */
   readonly credentials: JsonObject | null;
-  /** Policy rules (SPEC §14), compiled by src/policy/ once every tool is registered. */
+  /** Policy rules (docs/approvals.md), compiled by src/policy/ once every tool is registered. */
   readonly policy: readonly RawEntry[];
   /** The `toolsets:` mapping as written (checked by src/toolsets once the catalog is loaded). */
   readonly toolsets: unknown;

@@ -14,9 +14,9 @@ export interface SourceContext {
   readonly log: Logger;
   /** Runs when the app closes, in reverse order of registration: pools, child processes, timers. */
   onClose(close: () => Promise<void>): void;
-  /** The state store: pins of upstream definitions live there (SPEC §10 "Pinning"). */
+  /** The state store: pins of upstream definitions live there (docs/mcp-sources.md, "Pinning definitions"). */
   readonly store: Store;
-  /** Definitions that join the catalog at run time are kept by hash here (SPEC §4). */
+  /** Definitions that join the catalog at run time are kept by hash here (docs/formats.md). */
   readonly provenance: Provenance;
   /** toolport's version, named to upstreams (an MCP client's clientInfo). */
   readonly version: string;

@@ -1,5 +1,5 @@
 /**
- * The approval store (SPEC §14): durable approval records, kept by every backend
+ * The approval store (docs/approvals.md): durable approval records, kept by every backend
  * (store/memory/approvals.ts, store/redis/approvals.ts) with the same behaviour. It knows nothing of
  * tools: a record is JSON made by src/policy/; the store keeps it beside its status and guards every
  * change of status with a compare-and-set, so one decision and one run win across replicas.

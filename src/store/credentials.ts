@@ -1,5 +1,5 @@
 /**
- * Credentials per owner (SPEC §15): each record holds its secret material sealed (never
+ * Credentials per owner (docs/credentials.md): each record holds its secret material sealed (never
  * plaintext: the store sees ciphertext, scopes and expiry only), a version for compare-and-set,
  * a short lease so one replica refreshes a token, and single-use tokens (connect links, OAuth
  * states) that are taken once. Each backend (memory/, redis/) keeps them alike.

@@ -1,10 +1,10 @@
 /**
- * The effect ledger (SPEC §5): one entry per idempotency key, first an in-progress lease held by
+ * The effect ledger (docs/ledger.md): one entry per idempotency key, first an in-progress lease held by
  * one call (named by a fencing token), then the recorded result of a success. Every backend's
  * ledger (memory/ledger.ts, redis/ledger.ts) behaves the same; the Redis one holds across processes.
  */
 
-/** A recorded success (SPEC §5 ToolEffect), plus what a replay needs to answer like the original. */
+/** A recorded success (docs/ledger.md), plus what a replay needs to answer like the original. */
 export interface ToolEffect {
   effect_id: string;
   idempotency_key: string;

@@ -1,5 +1,5 @@
 /**
- * Every session belongs to the caller that wrote it (SPEC §15): each caller (an API key, a user)
+ * Every session belongs to the caller that wrote it (docs/identity.md): each caller (an API key, a user)
  * has its own space of session ids, so the same id named by another caller is another, empty
  * session, and one found by guessing or a leak is worthless. This is the one place that applies it:
  * whatever reads or writes a session goes through `ownedSessions`. Without auth there is no owner

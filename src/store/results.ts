@@ -1,5 +1,5 @@
 /**
- * Large results (SPEC §11): the whole content of a result whose `content` was cut, kept
+ * Large results (docs/large-results.md): the whole content of a result whose `content` was cut, kept
  * RESULT_TTL_S for the caller that made the call. Each backend (memory/, redis/) keeps them alike.
  */
 import { randomUUID } from 'node:crypto';
@@ -25,7 +25,7 @@ export interface ResultStore {
   read(id: string): Promise<KeptResult | null>;
 }
 
-/** How a result names its kept whole (SPEC §11 `result_ref`). */
+/** How a result names its kept whole (docs/large-results.md `result_ref`). */
 export interface ResultRef {
   uri: string;
   url: string;

@@ -1,5 +1,5 @@
 /**
- * The task store (SPEC §11): durable task records with a runner's lease, kept by every backend
+ * The task store (docs/tasks.md): durable task records with a runner's lease, kept by every backend
  * (store/memory/tasks.ts, store/redis/tasks.ts) with the same behaviour. It knows nothing of tools:
  * what a task is about (`head`), what re-runs it (`job`) and how it ended (`outcome`) are JSON text
  * made by the task runner; the store only keeps them, guards the lease, keeps the queue of tasks

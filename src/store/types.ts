@@ -49,7 +49,7 @@ export interface DefinitionRecord {
   readonly definition: string;
 }
 
-/** A pinned tool's accepted definition hash, and the changed upstream hash awaiting an admin (SPEC §10). */
+/** A pinned tool's accepted definition hash, and the changed upstream hash awaiting an admin (docs/mcp-sources.md). */
 export interface ToolPin {
   readonly current: string;
   readonly pending: string | null;
@@ -137,17 +137,17 @@ export interface Store {
   pinAccept(name: string, hash: string): Promise<ToolPin>;
   /** The tool's pin; null when it is not pinned. */
   toolPin(name: string): Promise<ToolPin | null>;
-  /** The effect ledger (SPEC §5), kept in the same store. */
+  /** The effect ledger (docs/ledger.md), kept in the same store. */
   readonly ledger: EffectLedger;
-  /** Long-running calls (SPEC §11), kept in the same store; closed with it. */
+  /** Long-running calls (docs/tasks.md), kept in the same store; closed with it. */
   readonly tasks: TaskStore;
-  /** The recent calls, for the console (SPEC §13). */
+  /** The recent calls, for the console (docs/console.md). */
   readonly calls: CallLog;
-  /** Large results (SPEC §11), kept in the same store. */
+  /** Large results (docs/large-results.md), kept in the same store. */
   readonly results: ResultStore;
-  /** Users' credentials, sealed (SPEC §15), kept in the same store. */
+  /** Users' credentials, sealed (docs/credentials.md), kept in the same store. */
   readonly credentials: CredentialStore;
-  /** Approvals of held calls (SPEC §14), kept in the same store. */
+  /** Approvals of held calls (docs/approvals.md), kept in the same store. */
   readonly approvals: ApprovalStore;
   /** Where the rate limiter counts, shared by all replicas; null: each process counts for itself. */
   readonly rateCounter: RateCounter | null;

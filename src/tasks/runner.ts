@@ -1,5 +1,5 @@
 /**
- * Tasks (SPEC §11): a call accepted now and answered later. A task runs the very pipeline a
+ * Tasks (docs/tasks.md): a call accepted now and answered later. A task runs the very pipeline a
  * synchronous call runs (`execute`, handed in by app.ts); only where the answer goes differs. A
  * replica runs at most `concurrency` tasks at once, each under a lease it renews; a task accepted
  * when every slot here is taken waits in the store's queue, and whichever replica frees a slot first

@@ -1,6 +1,6 @@
 /**
  * What a task is, as the store keeps it (head, job, outcome: JSON text) and as clients see it: the
- * HTTP task object of SPEC §11 and the MCP `Task` of the 2025-11-25 revision.
+ * HTTP task object of docs/tasks.md and the MCP `Task` of the 2025-11-25 revision.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Principal } from '../callers/principal.ts';

@@ -1,5 +1,5 @@
 /**
- * A tool definition's `approval: {approvers?, ttl_s?}` (SPEC §14), checked when the tool registers.
+ * A tool definition's `approval: {approvers?, ttl_s?}` (docs/approvals.md), checked when the tool registers.
  * Kept apart from the CEL rules so that the catalog never loads CEL.
  */
 import { isObject } from '../json.ts';

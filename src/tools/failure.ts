@@ -1,5 +1,5 @@
 /**
- * A handler's way to end its call with one of SPEC §3's failure codes rather than `handler_error`:
+ * A handler's way to end its call with one of the failure codes of docs/formats.md rather than `handler_error`:
  * tool sources that forward calls (HTTP, OpenAPI, MCP) throw it when their upstream refuses,
  * fails or breaks its protocol. The dispatcher answers it as `failure(code, message, detail)`.
  */
@@ -25,7 +25,7 @@ export class ToolFailure extends Error {
 
 /**
  * The calling user lacks a credential the tool needs (or its refresh failed): the call answers
- * `authorization_required` with the link where the person connects it (SPEC §15).
+ * `authorization_required` with the link where the person connects it (docs/credentials.md).
  */
 export class AuthorizationRequired extends Error {
   override name = 'AuthorizationRequired';

@@ -1,4 +1,4 @@
-/** The result of one call as every format reports it, and the tool-level failures (SPEC §3). */
+/** The result of one call as every format reports it, and the tool-level failures (docs/formats.md). */
 import type { ResultRef } from '../store/results.ts';
 import type { Attachment } from './types.ts';
 import { renderContent, withAttachmentsNamed } from './render.ts';
@@ -12,7 +12,7 @@ export type ErrorCode =
   | 'result_invalid'
   | 'tool_failed'
   | 'cancelled'
-  /** An HTTP or OpenAPI tool's endpoint answered 4xx (SPEC §10). */
+  /** An HTTP or OpenAPI tool's endpoint answered 4xx (docs/tool-sources.md). */
   | 'upstream_rejected'
   /** The endpoint or MCP server behind a tool did not answer, answered 5xx or broke its protocol. */
   | 'upstream_unavailable'
@@ -20,7 +20,7 @@ export type ErrorCode =
   | 'tool_changed'
   /** The calling user has not connected a credential the tool needs (or its refresh failed): see `authorization`. */
   | 'authorization_required'
-  /** The call waits for a person's approval (SPEC §14); repeating it later returns the outcome. */
+  /** The call waits for a person's approval (docs/approvals.md); repeating it later returns the outcome. */
   | 'approval_required'
   /** A policy rule refuses the call. */
   | 'policy_denied'
@@ -52,11 +52,11 @@ export interface InvocationResult {
   attachments?: Attachment[];
   /** Set by the HTTP edge: the result as the request's format appends it to a conversation. */
   tool_message?: unknown;
-  /** Set when `content` was cut and its whole is kept as a result resource (SPEC §11). */
+  /** Set when `content` was cut and its whole is kept as a result resource (docs/large-results.md). */
   result_ref?: ResultRef;
-  /** Set with `authorization_required`: where the person connects the credential (SPEC §15). */
+  /** Set with `authorization_required`: where the person connects the credential (docs/credentials.md). */
   authorization?: AuthorizationLink;
-  /** Set when the call waits for, or was refused by, a person (SPEC §14). */
+  /** Set when the call waits for, or was refused by, a person (docs/approvals.md). */
   approval?: ApprovalRef;
   /** Set with `approval_required` in a task whose approvers include the client: the form its MCP client may answer (tasks/update). */
   input_requests?: Record<string, unknown>;
@@ -101,7 +101,7 @@ export interface ResultParts {
   replayOf?: { effectId: string; idempotencyKey: string };
   /** Non-text content blocks of the handler's result (named in the content). */
   attachments?: Attachment[] | null;
-  /** Where the whole of a content that was cut is kept (SPEC §11). */
+  /** Where the whole of a content that was cut is kept (docs/large-results.md). */
   kept?: ResultRef;
 }
 

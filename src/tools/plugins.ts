@@ -1,4 +1,4 @@
-/** TOOL_PLUGINS: ES modules (or packages) whose default export defines tools (SPEC §2.1). */
+/** TOOL_PLUGINS: ES modules (or packages) whose default export defines tools (docs/plugins.md). */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

@@ -1,5 +1,5 @@
 /**
- * Tool provenance (SPEC §4): every definition the catalog serves is kept in the store under its
+ * Tool provenance (docs/formats.md): every definition the catalog serves is kept in the store under its
  * hash, so a transcript's `tool_hash` always resolves to the exact schema the model saw, even
  * after the tool changed. Recorded once at start; discovery waits for it (and retries it) so
  * nothing is served before it is kept.
@@ -25,7 +25,7 @@ export interface KeptDefinition {
 export interface DefinitionVersion {
   hash: string;
   first_served_at: string;
-  /** A pinned tool's changed upstream definition, not served until an admin accepts it (SPEC §10). */
+  /** A pinned tool's changed upstream definition, not served until an admin accepts it (docs/mcp-sources.md). */
   pending?: true;
 }
 

@@ -49,7 +49,7 @@ export interface RegisteredTool {
   readonly timeoutMs: number | null;
   /** A handler that goes this long without `context.beat()` is aborted as stuck; null: never. */
   readonly heartbeatMs: number | null;
-  /** The definition's `approval:` (SPEC §14): every call waits for a person; null: none. */
+  /** The definition's `approval:` (docs/approvals.md): every call waits for a person; null: none. */
   readonly approval: ToolApproval | null;
   /** The tool's own content cut-off; null: MAX_CONTENT_CHARS. */
   readonly maxContentChars: number | null;
@@ -70,7 +70,7 @@ function fail(source: string, name: unknown, problem: string, kind: new (message
   throw new kind(`${source}: ${tool}: ${problem}`);
 }
 
-/** The definition hash of SPEC §2, from the canonical JSON of its parts (each also keys the validator cache). */
+/** The definition hash (docs/formats.md, "Tool provenance"), from the canonical JSON of its parts (each also keys the validator cache). */
 function definitionHash(name: string, description: string, parametersJson: string, resultJson: string | null): string {
   const result = resultJson === null ? '' : `,"result":${resultJson}`;
   return sha256Hex(`{"description":${canonicalJson(description)},"name":${canonicalJson(name)},"parameters":${parametersJson}${result}}`);
@@ -123,7 +123,7 @@ export class ToolRegistry implements PluginRegistry {
     this.#version++;
   }
 
-  /** A built-in that keeps its state in a session (SPEC §6): it gets the optional `session_id` argument. Not offered to plugins. */
+  /** A built-in that keeps its state in a session (docs/sessions-and-planning.md): it gets the optional `session_id` argument. Not offered to plugins. */
   registerSessionTool(definition: ToolDefinition): void {
     const tool = this.#check(withSessionArgument(definition), this.#source, true);
     this.#tools.set(tool.name, Object.freeze(tool));

@@ -7,7 +7,7 @@ export function joinContent(message: string, valueJson: string | null): string {
   return valueJson === null ? message : message === '' ? valueJson : `${message}\n\n${valueJson}`;
 }
 
-/** The content cut to `maxChars`; the notice names the kept whole when there is one (SPEC §11). */
+/** The content cut to `maxChars`; the notice names the kept whole when there is one (docs/large-results.md). */
 export function renderContent(message: string, valueJson: string | null, maxChars: number, kept: ResultRef | null = null): string {
   return truncate(joinContent(message, valueJson), maxChars, kept);
 }

@@ -67,7 +67,7 @@ function describeType(value: unknown): string {
   return typeof value === 'undefined' ? 'nothing' : `a ${typeof value}`;
 }
 
-/** Tells the model its session id in `value.session_id`, and with `hint` in `message` too (SPEC §6). */
+/** Tells the model its session id in `value.session_id`, and with `hint` in `message` too (docs/sessions-and-planning.md). */
 export function announceSession(result: CheckedResult, id: string, hint: boolean): CheckedResult {
   const value = result.value;
   const message = hint

@@ -1,5 +1,5 @@
 /**
- * Session handles (SPEC §6, "Calls without a session"). The session built-ins (planning, and
+ * Session handles (docs/sessions-and-planning.md, "Calls without a session"). The session built-ins (planning, and
  * introspect_session) take an optional `session_id` argument, so a model can keep its plan where
  * the transport carries no session: MCP 2026-07-28, gateways that forward no headers, and gateways
  * that open a new MCP connection (a new Mcp-Session-Id) for every call, as LiteLLM does.

@@ -12,7 +12,7 @@ export interface Attachment {
   [key: string]: unknown;
 }
 
-/** What a handler returns (SPEC §2). */
+/** What a handler returns (docs/plugins.md). */
 export interface ToolResult<V = unknown> {
   message: string;
   value: V | null;
@@ -80,7 +80,7 @@ export interface NestedResult {
   error: { code: string; detail: string } | null;
 }
 
-/** Frozen, made for one invocation (SPEC §2). */
+/** Frozen, made for one invocation (docs/plugins.md). */
 export interface ToolContext {
   readonly callId: string;
   readonly toolName: string;
@@ -99,7 +99,7 @@ export interface ToolContext {
   readonly caller: string | null;
   /** The verified user the call is made for (`{id: sub, groups, claims}`); null for an API key or an open service. */
   readonly user: UserIdentity | null;
-  /** The calling user's credentials (SPEC §15). */
+  /** The calling user's credentials (docs/credentials.md). */
   readonly credentials: Credentials;
   beat(): void;
   progress(done: number, total?: number): void;
@@ -121,20 +121,20 @@ export interface ToolDefinition<P = Record<string, unknown>, V = unknown> {
   timeout_ms?: number;
   /** A handler that goes this long without calling `context.beat()` is aborted as stuck (`deadline_exceeded`). */
   heartbeat_ms?: number;
-  /** This tool's own `content` cut-off, below MAX_CONTENT_CHARS (SPEC §11). */
+  /** This tool's own `content` cut-off, below MAX_CONTENT_CHARS (docs/large-results.md). */
   max_content_chars?: number;
   /**
    * Credentials (TOOLS_FILE `credentials:`) the caller must have before a call runs; a missing one
-   * answers `authorization_required` with a link to connect it (SPEC §15).
+   * answers `authorization_required` with a link to connect it (docs/credentials.md).
    */
   credentials?: string[];
-  /** Every call waits for a person's approval (SPEC §14): who may decide and for how long. */
+  /** Every call waits for a person's approval (docs/approvals.md): who may decide and for how long. */
   approval?: { approvers?: string[]; ttl_s?: number };
   /** Method syntax on purpose: a definition typed for its own params is still a ToolDefinition. */
   handler(params: P, context: ToolContext): HandlerReturn<V> | Promise<HandlerReturn<V>>;
 }
 
-/** What a plugin module's default export may be (SPEC §2.1). */
+/** What a plugin module's default export may be (docs/plugins.md). */
 export interface PluginRegistry {
   registerTool(definition: ToolDefinition): void;
   registerResource(key: string, value: unknown): void;

@@ -1,5 +1,5 @@
 /**
- * Toolsets (SPEC §16): named subsets of the catalog from the tools file's `toolsets:` section,
+ * Toolsets (docs/toolsets.md): named subsets of the catalog from the tools file's `toolsets:` section,
  * `{name: {tools: [glob…], description?, discovery?: search, always?: [glob…]}}`. Membership is
  * computed from the catalog once per catalog version, so asking whether a tool is in a toolset
  * costs one set lookup whatever the catalog's size.

@@ -1,5 +1,5 @@
 /**
- * Tool search (SPEC §16): the catalog indexed with MiniSearch (BM25+) over each tool's name,
+ * Tool search (docs/toolsets.md): the catalog indexed with MiniSearch (BM25+) over each tool's name,
  * description, parameter names and descriptions, source, and its source's own words for it (an
  * OpenAPI operation's tags and summary), every word stemmed (Porter); a query's verbs also search for
  * the verbs operation names use (publish → create…). The index is built on the

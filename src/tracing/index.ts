@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry tracing (SPEC §12), off unless an OTLP endpoint is configured by OpenTelemetry's
+ * OpenTelemetry tracing (docs/tracing.md), off unless an OTLP endpoint is configured by OpenTelemetry's
  * own variables. This module loads none of OpenTelemetry: the SDK and the span code
  * (./runtime.ts, ./sdk.ts) are imported only when tracing starts, so a process that does not
  * trace pays one null check per helper call. Any folder may import this module.

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/', 'credentials/', 'policy/', 'toolsets/'],
   ['builtin/', 'sources/', 'mcp/', 'plugins/', 'http/'],
   ['routes/'],
+  ['app/'],
   ['app.ts'],
   ['server.ts', 'index.ts'],
   ['cli/'],
@@ -40,6 +41,14 @@ function sourceFiles(dir: string): string[] {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return sourceFiles(path);
     return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Every file under `dir`, Lua scripts and the console's JavaScript included. */
+function allSourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    return entry.isDirectory() ? allSourceFiles(path) : [path];
   });
 }
 
@@ -153,6 +162,14 @@ describe('the import graph of src/', () => {
     expect(PACKAGE_IMPORT('ioredis').test("import type { Cluster, Redis } from 'ioredis';")).toBe(true);
     expect(PACKAGE_IMPORT('ioredis').test("const { Redis } = await import('ioredis');")).toBe(true);
     expect(PACKAGE_IMPORT('ioredis').test('// ioredis enableAutoPipelining')).toBe(false);
+  });
+
+  it("points comments at the project's own docs: no reference to a document outside the repository, no link to a missing page", () => {
+    const texts = allSourceFiles(SRC).map((file) => [relative(SRC, file), readFileSync(file, 'utf8')] as const);
+    expect(texts.filter(([, text]) => text.includes('SPEC')).map(([file]) => file)).toEqual([]);
+    const pages = new Set(texts.flatMap(([, text]) => [...text.matchAll(/\bdocs\/[\w-]+\.md\b/g)].map((match) => match[0])));
+    expect(pages.size).toBeGreaterThan(10);
+    expect([...pages].filter((page) => !existsSync(resolve(SRC, '..', page)))).toEqual([]);
   });
 
   it('finds an arrow that points back up (the check can fail)', () => {

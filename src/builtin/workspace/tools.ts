@@ -1,5 +1,5 @@
 /**
- * Workspace tools (SPEC §2.2), registered when WORKSPACE_ROOT is set: list, read and write files
+ * Workspace tools (docs/plugins-and-sources.md), registered when WORKSPACE_ROOT is set: list, read and write files
  * under the root. Every path goes through resolveInside; writes are atomic (temp file + rename).
  */
 import { randomUUID } from 'node:crypto';

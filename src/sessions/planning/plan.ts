@@ -1,5 +1,5 @@
 /**
- * The plan kept in a session (SPEC §6). Stored as a small head plus one key per step, so changing a
+ * The plan kept in a session (docs/sessions-and-planning.md). Stored as a small head plus one key per step, so changing a
  * step reads and writes two keys whatever the plan's length; only reading the whole plan is O(steps).
  */
 import type { SessionHandle } from '../../tools/types.ts';

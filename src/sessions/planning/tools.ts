@@ -1,4 +1,4 @@
-/** The planning tool suite (SPEC §6): a session-scoped plan the model sets up, extends, updates and reads. */
+/** The planning tool suite (docs/sessions-and-planning.md): a session-scoped plan the model sets up, extends, updates and reads. */
 import { error, ok } from '../../tools/define.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
 import type { SessionHandle, ToolContext, ToolDefinition, ToolResult } from '../../tools/types.ts';

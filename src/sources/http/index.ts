@@ -1,5 +1,5 @@
 /**
- * The `http:` section of TOOLS_FILE (SPEC §10): one tool per entry, any language behind the URL.
+ * The `http:` section of TOOLS_FILE (docs/tool-sources.md): one tool per entry, any language behind the URL.
  * The validated arguments go as the JSON body to the configured endpoint; the answer is mapped
  * by src/sources/upstream/answer.ts.
  */

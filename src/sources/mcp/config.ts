@@ -1,5 +1,5 @@
 /**
- * An `mcp:` entry of TOOLS_FILE (SPEC §10), checked: a stdio server (`command`, `args`, `env`,
+ * An `mcp:` entry of TOOLS_FILE (docs/mcp-sources.md), checked: a stdio server (`command`, `args`, `env`,
  * `cwd`) or a Streamable HTTP one (`url`, `headers`), `pin`, and the per-source and per-tool
  * `idempotency`, `timeout_ms` (and per tool `annotations`), read as for openapi sources.
  */

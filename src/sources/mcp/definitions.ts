@@ -1,5 +1,5 @@
 /**
- * An upstream MCP tool as an ordinary toolport tool (SPEC §10): `inputSchema` → parameters,
+ * An upstream MCP tool as an ordinary toolport tool (docs/mcp-sources.md): `inputSchema` → parameters,
  * `outputSchema` → result, annotations, the description cut to 200; and its CallToolResult as a
  * ToolResult: structuredContent → value, text → message, other blocks → attachments, isError →
  * handler_error with the server's own text.

@@ -1,5 +1,5 @@
 /**
- * The `mcp:` section of TOOLS_FILE (SPEC §10): every server started (in parallel) and its tools
+ * The `mcp:` section of TOOLS_FILE (docs/mcp-sources.md): every server started (in parallel) and its tools
  * in the catalog before the service listens. A server that cannot be reached at start is retried
  * in the background; its tools join when it answers, and /readyz names it meanwhile.
  */

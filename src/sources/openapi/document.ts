@@ -15,7 +15,7 @@ export interface LoadedDocument {
   location: string;
 }
 
-const SPEC_TIMEOUT_MS = 10_000;
+const DOCUMENT_TIMEOUT_MS = 10_000;
 
 function firstLine(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).split('\n')[0]!.trim();
@@ -44,7 +44,7 @@ export async function loadDocument(reader: EntryReader, spec: string, folder: st
   let document: Record<string, unknown>;
   // The document is the operator's choice, so an internal URL (a service beside toolport) is
   // allowed: the parser's SSRF guard is for documents from strangers.
-  const resolveOptions = { http: { safeUrlResolver: false, timeout: SPEC_TIMEOUT_MS, redirects: 0 } };
+  const resolveOptions = { http: { safeUrlResolver: false, timeout: DOCUMENT_TIMEOUT_MS, redirects: 0 } };
   try {
     // swagger-parser is loaded only when needed: a URL, or refs to other files.
     const parser = async () => (await import('@apidevtools/swagger-parser')).default;

@@ -1,5 +1,5 @@
 /**
- * The `openapi:` section of TOOLS_FILE (SPEC §10): one tool per included operation of an OpenAPI
+ * The `openapi:` section of TOOLS_FILE (docs/tool-sources.md): one tool per included operation of an OpenAPI
  * 3.0/3.1 document, named `<source>_<operationId>` (made valid), forwarded over the shared pool.
  */
 import picomatch from 'picomatch';

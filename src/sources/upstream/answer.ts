@@ -1,5 +1,5 @@
 /**
- * An upstream's HTTP answer as the call's result (SPEC §10): a 2xx JSON ToolResult is taken as
+ * An upstream's HTTP answer as the call's result (docs/tool-sources.md): a 2xx JSON ToolResult is taken as
  * one; any other 2xx becomes `value` with a short `message`; 4xx → `upstream_rejected` with the
  * endpoint's own reason; 3xx (redirects are not followed), 5xx and bodies that are cut or not the
  * JSON they claim → `upstream_unavailable`.

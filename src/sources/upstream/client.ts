@@ -50,7 +50,7 @@ export class UpstreamClient {
     return this.#agent;
   }
 
-  /** The headers toolport sends with every forwarded call (SPEC §10); traceparent comes from tracing. */
+  /** The headers toolport sends with every forwarded call (docs/tool-sources.md); traceparent comes from tracing. */
   callHeaders(context: ToolContext, configured: Record<string, string>): Record<string, string> {
     const headers: Record<string, string> = {
       ...configured,

@@ -1,5 +1,5 @@
 /**
- * The calling user's credentials on a forwarded request (SPEC §15): `auth: {credential}` as
+ * The calling user's credentials on a forwarded request (docs/credentials.md): `auth: {credential}` as
  * `Authorization: Bearer <token>`, and `${credential.<name>}` filled into header values. A value
  * that would break a header (a line break) ends the call instead of being sent.
  */

@@ -1,4 +1,4 @@
--- pinDefinition: the pin of one tool (SPEC §10 "Pinning"), read and changed in one step.
+-- pinDefinition: the pin of one tool (docs/mcp-sources.md, "Pinning definitions"), read and changed in one step.
 -- mode "see": an upstream served `hash`; the first hash seen becomes current; a hash other than
 -- current becomes pending, and seeing current again clears pending. mode "accept": `hash` becomes
 -- current and pending is cleared. Safe to repeat. Answers {current, pending or false}.

@@ -1,0 +1,73 @@
+/**
+ * The Fastify instance and what every request goes through before its route: request ids, strict
+ * JSON bodies, one error handler answering problem+json, and 503 while the service closes.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { Closing, InvalidBody, JsonInputError, NotFound, sendProblem } from '../errors.ts';
+import { parseJson } from '../json.ts';
+import { LazyChildLogger } from '../lazy-logger.ts';
+import type { Metrics } from '../metrics.ts';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function createHttpServer(config: Config, logger: Logger, metrics: Metrics): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // One ToolInvoked line per call replaces Fastify's two lines per request.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.maxBodyBytes,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    // Requests that arrive while closing get our own 503 problem (below), not Fastify's plain one.
+    return503OnClosing: false,
+    // Ledger keys in a path can be long (scope, session id, tool, Idempotency-Key): ≈ 460 characters.
+    routerOptions: { maxParamLength: 2048 },
+    // The router's own refusals (bad URL encoding, a path parameter too long) as problems too.
+    frameworkErrors: (error, request, reply) => sendProblem(request, reply, error),
+    // The per-request child logger is made only if the request logs something (src/lazy-logger.ts).
+    childLoggerFactory: (parent, bindings, options) => new LazyChildLogger(parent as unknown as Logger, bindings, options) as unknown as FastifyBaseLogger,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+  });
+
+  // Only JSON is taken: strict UTF-8 (invalid bytes are refused, not replaced), then parsed with
+  // limits on depth and integer size (src/json.ts).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    try {
+      const text = utf8.decode(body as Buffer);
+      done(null, text.trim() === '' ? undefined : parseJson(text));
+    } catch (err) {
+      done(new InvalidBody(err instanceof JsonInputError ? err.message : 'the body is not valid UTF-8'), undefined);
+    }
+  });
+  app.setErrorHandler((error, request, reply) => {
+    const code = (error as { code?: string }).code;
+    if (code === 'TP_STORE_UNAVAILABLE') metrics.storeError();
+    else if (code === 'TP_RATE_LIMITED') metrics.rateLimited(request.caller?.id ?? '');
+    return sendProblem(request, reply, error);
+  });
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  // Callback-style hooks: on every request, a promise apiece would cost more than the check.
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    reply.header('connection', 'close');
+    done(new Closing('toolport is shutting down: retry on another replica'));
+  });
+  // Answers finished while closing end their keep-alive connection, so the close is not held open.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
+  app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new NotFound(`no route ${request.method} ${request.url.split('?')[0]}`)));
+  return app;
+}

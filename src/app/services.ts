@@ -1,0 +1,155 @@
+/**
+ * The parts of the service that live outside HTTP, opened in order: tracing, callers, the store, the
+ * catalog (built-ins, app options, plugins, the tools file), the vault, policy and toolsets. A part
+ * that fails to open closes what was opened before it.
+ */
+import type { Logger } from 'pino';
+import { registerBuiltins } from '../builtin/index.ts';
+import { ApiKeys } from '../callers/keys.ts';
+import { TokenVerifier } from '../callers/tokens.ts';
+import type { Config } from '../config.ts';
+import { SecretsCipher } from '../credentials/cipher.ts';
+import { Vault } from '../credentials/vault.ts';
+import { ConfigError } from '../errors.ts';
+import { Metrics } from '../metrics.ts';
+import { buildPolicy, type PolicyParts } from '../policy/index.ts';
+import type { ToolSources } from '../sources/index.ts';
+import { createStore } from '../store/index.ts';
+import { ResultResources } from '../store/results.ts';
+import type { Store } from '../store/types.ts';
+import { loadPlugins } from '../tools/plugins.ts';
+import { Provenance } from '../tools/provenance.ts';
+import { ToolRegistry } from '../tools/registry.ts';
+import { sourceKind } from '../tools/source-kind.ts';
+import { Toolsets } from '../toolsets/index.ts';
+import { ToolSearch } from '../toolsets/search.ts';
+import { startTracing } from '../tracing/index.ts';
+import type { TracingRuntime } from '../tracing/runtime.ts';
+
+export interface ServiceOptions {
+  /** Tools to register besides TOOL_PLUGINS, e.g. test tools: called with the registry before start. */
+  register?: (registry: ToolRegistry) => void | Promise<void>;
+}
+
+export interface Services {
+  readonly tracing: TracingRuntime | null;
+  readonly tokens: TokenVerifier | null;
+  /** The API keys; null when the service is open (no API_KEYS_FILE nor AUTH_ISSUER). */
+  readonly keys: ApiKeys | null;
+  readonly store: Store;
+  readonly registry: ToolRegistry;
+  readonly search: ToolSearch;
+  readonly results: ResultResources;
+  readonly provenance: Provenance;
+  readonly sources: ToolSources | null;
+  readonly vault: Vault | null;
+  readonly metrics: Metrics;
+  readonly policy: PolicyParts;
+  readonly toolsets: Toolsets;
+}
+
+export async function openServices(config: Config, options: ServiceOptions, logger: Logger, version: string): Promise<Services> {
+  // The SDK is loaded only now, and only when configured: otherwise nothing of OpenTelemetry runs.
+  const tracing = config.tracing ? await startTracing(version) : null;
+  const tokens =
+    config.authIssuer === null
+      ? null
+      : new TokenVerifier({ issuer: config.authIssuer, audiences: audiencesOf(config), groupsClaim: config.authGroupsClaim, log: logger });
+  // Users without a keys file: no keys, and every verified user may call every tool.
+  const keys = config.apiKeysFile !== null ? ApiKeys.load(config.apiKeysFile) : tokens !== null ? ApiKeys.none() : null;
+  const store = await createStore(config, logger);
+  const registry = new ToolRegistry({ maxContentChars: config.maxContentChars });
+  const search = new ToolSearch(registry);
+  const results = new ResultResources(store.results, config.resultTtlS);
+  const provenance = new Provenance(store, registry, logger);
+  const metrics = new Metrics();
+  let sources: ToolSources | null = null;
+  try {
+    await registerBuiltins(registry, {
+      registry,
+      store,
+      provenance,
+      workspaceRoot: config.workspaceRoot,
+      results,
+      maxContentChars: config.maxContentChars,
+      groups: config.builtins,
+      search,
+    });
+    const builtins = new Set(registry.list().map((t) => t.name));
+    if (options.register) await registry.withSource('app options', () => options.register!(registry));
+    await loadPlugins(registry, config.toolPlugins);
+    if (config.toolsFile !== null) {
+      // Loaded only when used: the HTTP client and the OpenAPI parser cost start-up time.
+      const { loadToolSources } = await import('../sources/index.ts');
+      sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version });
+    }
+    const vault = openVault(config, registry, sources, store, logger);
+    const rules = sources === null ? null : { file: sources.path, entries: sources.policy };
+    const policy = await buildPolicy({ rules, registry, store, config, metrics, log: logger });
+    warnOfIdempotentHints(registry, logger, builtins);
+    const toolsets = new Toolsets(sources?.toolsets ?? [], registry);
+    toolsets.warnUnmatched(logger);
+    keys?.bindToolsets(new Set(toolsets.definitions().map((d) => d.name)), (toolset, tool) => toolsets.isMember(toolset, tool));
+    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets };
+  } catch (err) {
+    await sources?.close();
+    await store.close();
+    throw err;
+  }
+}
+
+/**
+ * `annotations.idempotent` only tells clients; without an `idempotency` strategy the ledger is off.
+ * Plugin authors are told once per plugin (each tool, and upstreams' hints, at debug); the
+ * built-ins, read-only, need no ledger.
+ */
+function warnOfIdempotentHints(registry: ToolRegistry, log: Logger, builtins: ReadonlySet<string>): void {
+  const bySource = new Map<string, string[]>();
+  for (const tool of registry.list()) {
+    if (tool.annotations?.idempotent === true && tool.idempotency === null && !builtins.has(tool.name)) {
+      bySource.set(tool.source, [...(bySource.get(tool.source) ?? []), tool.name]);
+      log.debug({ tool: tool.name, source: tool.source }, `tool "${tool.name}" sets annotations.idempotent without an idempotency strategy`);
+    }
+  }
+  for (const [source, tools] of bySource) {
+    // An upstream's hints are its server's: the one line of a tools-file source (its tool count) stays the only one.
+    const level = sourceKind(source) === 'plugin' ? 'info' : 'debug';
+    log[level](
+      { source, tools: tools.length },
+      `${tools.length} tool(s) of ${source} set annotations.idempotent, a hint for clients only: their calls do not go through the effect ledger without an idempotency strategy (set idempotency: {strategy: 'auto'}, or strategy 'none' to silence this)`,
+    );
+  }
+}
+
+/** What a token's `aud` must contain: AUTH_AUDIENCE, or else this service's URL or its /mcp (what MCP clients ask for). */
+function audiencesOf(config: Config): string[] {
+  if (config.authAudience !== null) return [config.authAudience];
+  return [config.publicUrl!, `${config.publicUrl!}/mcp`];
+}
+
+/**
+ * The credential vault (docs/credentials.md), when TOOLS_FILE declares credentials: SECRETS_KEY and PUBLIC_URL
+ * are then required, and every credential a tool names must be declared.
+ */
+function openVault(config: Config, registry: ToolRegistry, sources: ToolSources | null, store: Store, log: Logger): Vault | null {
+  const definitions = sources?.credentials ?? new Map();
+  for (const tool of registry.list()) {
+    const undeclared = tool.credentials.find((name) => !definitions.has(name));
+    if (undeclared !== undefined)
+      throw new ConfigError(`tool "${tool.name}" needs the credential "${undeclared}", which TOOLS_FILE does not declare under credentials:`);
+  }
+  if (definitions.size === 0) return null;
+  if (config.secretsKey === null)
+    throw new ConfigError('TOOLS_FILE declares credentials, so SECRETS_KEY must be set: 32 bytes as 64 hex characters or base64 (openssl rand -hex 32)');
+  if (config.publicUrl === null)
+    throw new ConfigError('TOOLS_FILE declares credentials, so PUBLIC_URL must be set: where people open connect links and where providers redirect back');
+  return new Vault({
+    definitions,
+    store: store.credentials,
+    cipher: new SecretsCipher(config.secretsKey, config.secretsKeyPrevious),
+    // Sealed values are bound to who vouches for the user ids; without a token issuer, the API keys.
+    issuer: config.authIssuer ?? 'api-keys',
+    publicUrl: config.publicUrl,
+    log,
+  });
+}
