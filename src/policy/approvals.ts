@@ -40,6 +40,7 @@ export interface ApprovalsOptions {
   ttlS: number;
   maxContentChars: number;
   metrics?: Metrics;
+  log?: Logger;
   /** Told of every new approval and every decision (the webhook); must not throw, must not wait. */
   notice?: (record: ApprovalRecord) => void;
 }
@@ -179,7 +180,7 @@ export class Approvals {
     const moved = await this.#store.move(record.approval_id, 'pending', 'expired', JSON.stringify(expired), 'lapsed');
     if (moved === 'ok') {
       this.#options.metrics?.approval('expired');
-      await this.#event(expired, 'ApprovalDecided');
+      await this.#eventAfter(expired);
       this.#outcome(expired);
       return expired;
     }
@@ -197,7 +198,7 @@ export class Approvals {
       return { conflict: moved };
     }
     this.#options.metrics?.approval(decided.status === 'approved' ? 'approved' : 'denied');
-    await this.#event(decided, 'ApprovalDecided');
+    await this.#eventAfter(decided);
     this.#outcome(decided);
     return { record: decided };
   }
@@ -263,6 +264,15 @@ export class Approvals {
       approval: approvalRef(record),
       ...(asksClient && { input_requests: { [CLIENT_INPUT_KEY]: { method: 'elicitation/create', params: approvalForm(record, 'form') } } }),
     };
+  }
+
+  /** A decision's step in the session's log: the decision already stands, so a store failing now is logged, not answered. */
+  async #eventAfter(record: ApprovalRecord): Promise<void> {
+    try {
+      await this.#event(record, 'ApprovalDecided');
+    } catch (err) {
+      this.#options.log?.warn({ err, approval: record.approval_id }, 'an approval was decided but its session event was not written');
+    }
   }
 
   /** The step in the session's log (a call without a session has none). */

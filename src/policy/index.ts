@@ -34,6 +34,7 @@ export async function buildPolicy(options: {
     ttlS: config.approvalTtlS,
     maxContentChars: config.maxContentChars,
     metrics: options.metrics,
+    log: options.log,
     ...(webhook !== null && { notice: webhook.notify }),
   });
   let rules: PolicyRule[] = [];

@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { StoreUnavailable } from '../../src/errors.ts';
 import { RedisServer } from '../../support/redis-server.ts';
 import { get, makeApp, post, waitUntilReady } from '../helpers/app.ts';
 import { policyFixture, type PolicyFixture } from '../helpers/approvals.ts';
@@ -69,6 +70,25 @@ describe('deciding an approval while Redis is unreachable', () => {
     expect((await get(app, `/approvals/${id}`, bearer(fx.keys.ops))).body.status).toBe('approved');
     expect((await call('f-2')).body.success).toBe(true);
     expect((await call('f-2')).body.replayed).toBe(true);
+    expect(fx.runs.get('payments_refund')).toBe(1);
+  });
+
+  it('answers 200 when the decision stands but its session event cannot be written, and the call then runs once', async () => {
+    const session = { ...bearer(fx.keys.agent), 'x-session-id': 'faults-event' };
+    const held = await post(app, { name: 'payments_refund', arguments: { order: 'f-3', amount: 5000 } }, session);
+    const id = held.body.approval.id as string;
+    const store = app.toolport.store;
+    const commit = store.commitSession.bind(store);
+    store.commitSession = () => Promise.reject(new StoreUnavailable('the store went away after the decision'));
+    let decided;
+    try {
+      decided = await decide(id);
+    } finally {
+      store.commitSession = commit;
+    }
+    expect(decided.status).toBe(200);
+    expect((await get(app, `/approvals/${id}`, bearer(fx.keys.ops))).body.status).toBe('approved');
+    expect((await post(app, { name: 'payments_refund', arguments: { order: 'f-3', amount: 5000 } }, session)).body.success).toBe(true);
     expect(fx.runs.get('payments_refund')).toBe(1);
   });
 });
