@@ -73,9 +73,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  const closing = Date.now();
   await app?.close();
-  if (folder) rmSync(folder, { recursive: true, force: true });
-}, 120_000); // two installed projects to delete
+  const closedIn = Date.now() - closing;
+  // Two installed projects: tens of thousands of files, deleted by a process of its own so that a slow
+  // disk never holds this file's end (a synchronous delete blocked the worker past its hook timeout).
+  if (folder) spawn('rm', ['-rf', folder], { detached: true, stdio: 'ignore' }).unref();
+  expect(closedIn).toBeLessThan(30_000);
+}, 60_000);
 
 describe('the toolport package installed outside the repository', () => {
   it('installs with --engine-strict and without one engine warning', () => {
