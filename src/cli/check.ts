@@ -17,9 +17,22 @@ import { ConfigError } from '../errors.ts';
 
 interface Warned {
   msg: string;
+  /** An OpenAPI operation left out: its source, id and why. */
   source?: string;
   operation?: string;
   reason?: string;
+  /** An MCP server's tool left out: the server, the tool and why. */
+  upstream?: string;
+  tool?: string;
+  problem?: string;
+}
+
+/** The line of a left-out operation or MCP tool; null for another warning. */
+function leftOut(w: Warned): string | null {
+  const firstLine = (text: string) => text.split('\n')[0];
+  if (w.operation !== undefined && w.reason !== undefined) return `left out: ${w.source} operation ${w.operation}: ${firstLine(w.reason)}`;
+  if (w.tool !== undefined && w.problem !== undefined) return `left out: ${w.upstream} tool ${w.tool}: ${firstLine(w.problem)}`;
+  return null;
 }
 
 const WARN = 40;
@@ -93,14 +106,14 @@ export async function check(env: Readonly<Record<string, string | undefined>>): 
       ready.statusCode !== 200 ? [`not ready: ${body.detail ?? ready.statusCode}`] : (body.upstreams_down ?? []).map((u) => `${u.source} is down: ${u.reason}`);
     const tools = app.toolport.registry.list();
     process.stdout.write(`${table(tools.map((tool) => [tool.name, sourceKind(tool.source), tool.hash]))}\n`);
-    const dropped = warned.filter((w) => w.operation !== undefined && w.reason !== undefined);
-    report(dropped.map((w) => `left out: ${w.source} operation ${w.operation}: ${w.reason!.split('\n')[0]}`));
-    report(warned.filter((w) => !dropped.includes(w)).map((w) => `warning: ${w.msg.split('\n')[0]}`));
+    const dropped = warned.map(leftOut).filter((line) => line !== null);
+    report(dropped);
+    report(warned.filter((w) => leftOut(w) === null).map((w) => `warning: ${w.msg.split('\n')[0]}`));
     if (problems.length > 0) {
       report(problems);
       return 1;
     }
-    const notes = [`${tools.length} tools`, ...(dropped.length > 0 ? [`${dropped.length} operations left out`] : [])];
+    const notes = [`${tools.length} tools`, ...(dropped.length > 0 ? [`${dropped.length} left out of the catalog`] : [])];
     const others = warned.length - dropped.length;
     if (others > 0) notes.push(`${others} ${others === 1 ? 'warning' : 'warnings'}`);
     process.stderr.write(`toolport: ${notes.join(', ')}, configuration valid\n`);

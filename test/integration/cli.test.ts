@@ -188,7 +188,7 @@ describe('toolport check on a real document and a broken file', () => {
     expect(lines).toContain('toolport: left out: shop operation uploadItem: its request body is application/octet-stream, not JSON');
     expect(lines).toContain('toolport: left out: shop operation getItem: parameters schema does not compile: pattern "([" is not a regular expression');
     expect(lines).toContain('toolport: warning: toolset "shop": tools glob "nothing_*" matches no tool');
-    expect(lines.at(-1)).toBe('toolport: 1 tools, 2 operations left out, 1 warning, configuration valid');
+    expect(lines.at(-1)).toBe('toolport: 1 tools, 2 left out of the catalog, 1 warning, configuration valid');
   }, 60_000);
 
   it('reports every problem of a tools file, one line each, and exits 1', async () => {
