@@ -105,6 +105,35 @@ function decisionOf(body: unknown): DecisionBody {
   };
 }
 
+/** A decision on a visible approval: the first one stands; approved arguments are validated against the tool schema. */
+async function decide(request: FastifyRequest, record: ApprovalRecord, access: Access, approvals: Approvals, registry: ToolRegistry): Promise<ApprovalRecord> {
+  const principal = principalOf(request);
+  if (access !== 'decide') throw new Forbidden('the caller that asked for an approval may read it but not decide it');
+  const body = decisionOf(request.body);
+  if (record.status !== 'pending') throw new AlreadyDecided(`approval ${record.approval_id} is ${record.status}: its outcome stands`);
+  let edited: Record<string, unknown> | null = null;
+  if (body.arguments !== null) {
+    const tool = registry.get(record.tool);
+    if (tool === undefined) throw new AlreadyDecided(`tool "${record.tool}" is no longer served: approve without arguments or deny`);
+    if (!tool.validateParams(body.arguments))
+      throw new InvalidArguments(`the arguments do not satisfy the schema of tool "${tool.name}": ${violations(tool.validateParams.errors).join('; ')}`);
+    edited = body.arguments;
+  }
+  const decided: ApprovalRecord = {
+    ...record,
+    status: body.decision === 'approve' ? 'approved' : 'denied',
+    ...(edited !== null && { arguments: edited, requested_arguments: record.arguments }),
+    decision: { by: principal?.id ?? 'anonymous', at: new Date().toISOString(), note: body.note, arguments_edited: edited !== null },
+  };
+  const outcome = await approvals.decide(record, decided);
+  if ('conflict' in outcome) {
+    if (outcome.conflict === 'missing') throw new NotFound(`no approval ${record.approval_id}`);
+    throw new AlreadyDecided(`approval ${record.approval_id} is ${outcome.conflict}: its outcome stands`);
+  }
+  request.log.info({ event: 'ApprovalDecided', approval: record.approval_id, status: decided.status, by: decided.decision!.by }, 'approval decided');
+  return outcome.record;
+}
+
 export async function approvalRoutes(
   app: FastifyInstance,
   { approvals, registry }: { approvals: Approvals; registry: ToolRegistry; keysConfigured: boolean },
@@ -197,32 +226,8 @@ export async function approvalRoutes(
       validatorCompiler: documentOnly,
     },
     async (request) => {
-      const principal = principalOf(request);
       const { record, access } = await visible(request, request.params.id);
-      if (access !== 'decide') throw new Forbidden('the caller that asked for an approval may read it but not decide it');
-      const body = decisionOf(request.body);
-      if (record.status !== 'pending') throw new AlreadyDecided(`approval ${record.approval_id} is ${record.status}: its outcome stands`);
-      let edited: Record<string, unknown> | null = null;
-      if (body.arguments !== null) {
-        const tool = registry.get(record.tool);
-        if (tool === undefined) throw new AlreadyDecided(`tool "${record.tool}" is no longer served: approve without arguments or deny`);
-        if (!tool.validateParams(body.arguments))
-          throw new InvalidArguments(`the arguments do not satisfy the schema of tool "${tool.name}": ${violations(tool.validateParams.errors).join('; ')}`);
-        edited = body.arguments;
-      }
-      const decided: ApprovalRecord = {
-        ...record,
-        status: body.decision === 'approve' ? 'approved' : 'denied',
-        ...(edited !== null && { arguments: edited, requested_arguments: record.arguments }),
-        decision: { by: principal?.id ?? 'anonymous', at: new Date().toISOString(), note: body.note, arguments_edited: edited !== null },
-      };
-      const outcome = await approvals.decide(record, decided);
-      if ('conflict' in outcome) {
-        if (outcome.conflict === 'missing') throw new NotFound(`no approval ${record.approval_id}`);
-        throw new AlreadyDecided(`approval ${record.approval_id} is ${outcome.conflict}: its outcome stands`);
-      }
-      request.log.info({ event: 'ApprovalDecided', approval: record.approval_id, status: decided.status, by: decided.decision!.by }, 'approval decided');
-      return view(outcome.record, access);
+      return view(await decide(request, record, access, approvals, registry), access);
     },
   );
 }
