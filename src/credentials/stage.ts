@@ -9,11 +9,22 @@ import { AuthorizationRequired, ToolFailure } from '../tools/failure.ts';
 import { authorizationRequired, type InvocationResult } from '../tools/outcome.ts';
 import type { InvocationScope, Next, PipelineCall, Stage } from '../tools/pipeline/index.ts';
 import type { Credentials } from '../tools/types.ts';
+import type { Principal, UserIdentity } from '../callers/principal.ts';
 import type { Vault } from './vault.ts';
 
 /** Whose credentials a call uses: who calls (a user, or an API key), or everyone's when the service is open. */
 export function credentialOwner(scope: Pick<InvocationScope, 'principal' | 'caller'>): string {
   return scope.principal?.id ?? scope.caller ?? 'anonymous';
+}
+
+/** How a connect link's page names the person: the token's name, username or email, else the user or key id. */
+export function displayName(scope: { principal: Pick<Principal, 'id' | 'user'> | null; user?: UserIdentity | null | undefined }): string | null {
+  const claims = scope.user?.claims ?? {};
+  for (const claim of ['name', 'preferred_username', 'email']) {
+    const value = claims[claim];
+    if (typeof value === 'string' && value.trim() !== '') return value.trim().slice(0, 200);
+  }
+  return scope.principal?.user ?? scope.principal?.id ?? null;
 }
 
 class CallCredentials implements Credentials {
@@ -22,19 +33,21 @@ class CallCredentials implements Credentials {
   readonly #owner: string;
   readonly #log: Logger;
   readonly #ready: Map<string, string>;
+  readonly #display: string | null;
 
-  constructor(gate: CredentialsStage, tool: string, owner: string, log: Logger, ready: Map<string, string>) {
+  constructor(gate: CredentialsStage, tool: string, owner: string, log: Logger, ready: Map<string, string>, display: string | null) {
     this.#gate = gate;
     this.#tool = tool;
     this.#owner = owner;
     this.#log = log;
     this.#ready = ready;
+    this.#display = display;
   }
 
   async get(name: string): Promise<string> {
     const ready = this.#ready.get(name);
     if (ready !== undefined) return ready;
-    const value = await this.#gate.read(this.#tool, this.#owner, name, this.#log);
+    const value = await this.#gate.read(this.#tool, this.#owner, name, this.#log, this.#display);
     this.#ready.set(name, value);
     return value;
   }
@@ -54,18 +67,19 @@ export class CredentialsStage implements Stage {
     const { tool, scope } = call;
     const owner = credentialOwner(scope);
     const ready = new Map<string, string>();
+    const display = displayName(scope);
     try {
-      for (const name of tool.credentials) ready.set(name, await this.read(tool.name, owner, name, scope.log));
+      for (const name of tool.credentials) ready.set(name, await this.read(tool.name, owner, name, scope.log, display));
     } catch (err) {
       if (err instanceof AuthorizationRequired) return authorizationRequired(call.identity, err, this.#maxContentChars);
       throw err;
     }
-    call.credentials = new CallCredentials(this, tool.name, owner, scope.log, ready);
+    call.credentials = new CallCredentials(this, tool.name, owner, scope.log, ready, display);
     return next();
   }
 
   /** The owner's credential, or AuthorizationRequired with a new link. */
-  async read(toolName: string, owner: string, name: string, log: Logger): Promise<string> {
+  async read(toolName: string, owner: string, name: string, log: Logger, display: string | null = null): Promise<string> {
     const definition = this.#vault.definition(name);
     if (definition === undefined) {
       throw new ToolFailure(
@@ -76,7 +90,7 @@ export class CredentialsStage implements Stage {
     }
     const value = await this.#vault.secret(owner, name);
     if (value !== null) return value;
-    const url = await this.#vault.connectLink(owner, name);
+    const url = await this.#vault.connectLink(owner, name, display);
     log.info({ credential: name, tool: toolName }, 'credential missing: connect link issued');
     const what = definition.kind === 'oauth2' ? 'account' : 'key';
     throw new AuthorizationRequired(

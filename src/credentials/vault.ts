@@ -59,6 +59,20 @@ function refreshDue(record: CredentialRecord, now = Date.now()): boolean {
   return now >= record.expiresAt - margin;
 }
 
+/** What a connect link is bound to: the owner, the credential, and the person's name when known. */
+export interface BoundLink {
+  owner: string;
+  name: string;
+  display?: string;
+}
+
+function checkLink(stored: string, name: string, visitor: string | null): BoundLink {
+  const bound = JSON.parse(stored) as BoundLink;
+  if (bound.name !== name) throw new LinkRefused('this link belongs to another connection.');
+  if (visitor !== null && visitor !== bound.owner) throw new LinkRefused('this link was made for another user.');
+  return bound;
+}
+
 const expired = (record: CredentialRecord) => record.expiresAt !== null && Date.now() >= record.expiresAt;
 
 export class Vault {
@@ -186,11 +200,21 @@ export class Vault {
     return null;
   }
 
-  /** A single-use link (LINK_TTL_MS) where the owner connects `name`. */
-  async connectLink(owner: string, name: string): Promise<string> {
+  /** A single-use link (LINK_TTL_MS) where the owner connects `name`; `display` names the person on its page. */
+  async connectLink(owner: string, name: string, display?: string | null): Promise<string> {
     const link = randomBytes(32).toString('base64url');
-    await this.#o.store.putOnce('link', digest(link), JSON.stringify({ owner, name }), LINK_TTL_MS);
+    const bound: BoundLink = { owner, name, ...(typeof display === 'string' && display !== '' && { display }) };
+    await this.#o.store.putOnce('link', digest(link), JSON.stringify(bound), LINK_TTL_MS);
     return `${this.#o.publicUrl}/connections/${encodeURIComponent(name)}/start?link=${link}`;
+  }
+
+  /**
+   * Reads a connect link without spending it (its confirmation page): what it was made for, or
+   * null when it was used, has expired or never existed. Refused like `takeLink` for another name or user.
+   */
+  async peekLink(name: string, link: string, visitor: string | null): Promise<BoundLink | null> {
+    const stored = await this.#o.store.peekOnce('link', digest(link));
+    return stored === null ? null : checkLink(stored, name, visitor);
   }
 
   /**
@@ -203,10 +227,7 @@ export class Vault {
       throw new LinkRefused(
         'this link is not valid: it was used already, has expired (links last 10 minutes), or never existed. Ask for the tool again to get a new link.',
       );
-    const bound = JSON.parse(stored) as { owner: string; name: string };
-    if (bound.name !== name) throw new LinkRefused('this link belongs to another connection.');
-    if (visitor !== null && visitor !== bound.owner) throw new LinkRefused('this link was made for another user.');
-    return bound.owner;
+    return checkLink(stored, name, visitor).owner;
   }
 
   /** A single-use state for the step after the link (the provider's callback, or the secret's form). */

@@ -1,23 +1,19 @@
 /**
- * Connecting credentials (docs/credentials.md). A person opens the single-use link a call answered with:
- * `GET /connections/{name}/start` sends them to the provider (authorization code + PKCE, the
- * state bound to the link and to this browser by a cookie) or, for a `secret`, shows a form;
- * the callback stores the grant or value for the user the link was made for. `/me/…`: the
+ * Connecting credentials (docs/credentials.md). A person opens the single-use link a call answered
+ * with (connect-link.ts: a confirmation page, then the provider or the secret's form); the callback
+ * stores the grant or value for the user the link was made for. `/me/…`: the
  * caller's own connections — names, scopes, expiry, never a secret — and a connect link on demand.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CredentialDefinition, OAuth2Definition } from '../credentials/definitions.ts';
-import { CREDENTIAL_NAME } from '../credentials/definitions.ts';
-import { authorizationRequest, exchangeCode, newVerifier } from '../credentials/oauth.ts';
-import { credentialOwner } from '../credentials/stage.ts';
+import { exchangeCode } from '../credentials/oauth.ts';
+import { displayName } from '../credentials/stage.ts';
 import { LINK_TTL_MS, type Vault } from '../credentials/vault.ts';
 import { Forbidden, InvalidBody, LinkRefused, NotFound, ProviderError } from '../errors.ts';
 import { problemResponses } from '../schemas.ts';
+import { connectLinkRoutes, nameParams, ownerOf, page, STATE_COOKIE } from './connect-link.ts';
 
-const STATE_COOKIE = 'toolport_connect';
 const MAX_SECRET_CHARS = 8192;
-
-const nameParams = { type: 'object', properties: { name: { type: 'string', pattern: CREDENTIAL_NAME.source } }, required: ['name'] };
 
 const connectionSchema = {
   type: 'object',
@@ -30,26 +26,6 @@ const connectionSchema = {
   },
   required: ['name', 'type', 'scopes', 'expires_at', 'updated_at'],
 };
-
-/** Whose credentials a request reads and writes: the same owner a call of this caller uses. */
-export function ownerOf(request: FastifyRequest): string {
-  return credentialOwner({ principal: request.caller?.principal ?? null, caller: request.caller?.id ?? null });
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-function page(reply: FastifyReply, title: string, body: string) {
-  return reply
-    .type('text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
-    .header('referrer-policy', 'no-referrer')
-    .send(
-      `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body style="font-family:sans-serif;max-width:36em;margin:3em auto"><h1>${escapeHtml(title)}</h1>${body}</body></html>`,
-    );
-}
 
 function cookieOf(request: FastifyRequest, name: string): string | undefined {
   const header = request.headers.cookie ?? '';
@@ -93,46 +69,7 @@ export async function connectionRoutes(app: FastifyInstance, options: Connection
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
 
-  app.get<{ Params: { name: string }; Querystring: { link: string } }>(
-    '/connections/:name/start',
-    {
-      schema: {
-        summary: 'Opens a connect link: redirects to the provider (oauth2) or shows a form (secret)',
-        description: `The link comes from an authorization_required result; it works once, for ${LINK_TTL_MS / 60_000} minutes, for the user it was made for.`,
-        operationId: 'startConnection',
-        tags: ['credentials'],
-        params: nameParams,
-        querystring: { type: 'object', properties: { link: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } }, required: ['link'] },
-        response: {
-          302: { type: 'null', description: 'to the provider' },
-          200: { type: 'string', description: 'the form where the person enters the secret (text/html)' },
-          ...problemResponses(400, 403, 404, 503),
-        },
-      },
-    },
-    async (request, reply) => {
-      const { name } = request.params;
-      const definition = definitionOf(name);
-      const owner = await vault.takeLink(name, request.query.link, request.caller === null ? null : ownerOf(request)).catch(refused);
-      if (definition.kind === 'secret') {
-        const state = await vault.newState(owner, name);
-        return page(
-          reply,
-          `Enter your ${name} key`,
-          `<form method="post" action="${escapeHtml(`${publicUrl}/connections/${encodeURIComponent(name)}/callback`)}"><input type="hidden" name="state" value="${state}"><p><input type="password" name="value" autocomplete="off" required style="width:100%"></p><button>Save</button></form><p>It is stored encrypted and used only for your calls.</p>`,
-        );
-      }
-      // The verifier travels inside the (sealed, single-use) state; the cookie ties it to this browser.
-      const verifier = newVerifier();
-      const state = await vault.newState(owner, name, { verifier });
-      const target = await authorizationRequest(definition, redirectUri(name), state, verifier);
-      reply.header(
-        'set-cookie',
-        `${STATE_COOKIE}=${state}; Path=/connections/${encodeURIComponent(name)}/; Max-Age=${LINK_TTL_MS / 1000}; HttpOnly; SameSite=Lax${publicUrl.startsWith('https:') ? '; Secure' : ''}`,
-      );
-      return reply.header('cache-control', 'no-store').redirect(target, 302);
-    },
-  );
+  connectLinkRoutes(app, { vault, publicUrl, definitionOf });
 
   app.get<{ Params: { name: string }; Querystring: Record<string, string> }>(
     '/connections/:name/callback',
@@ -199,6 +136,11 @@ export async function connectionRoutes(app: FastifyInstance, options: Connection
 
   myConnectionRoutes(app, vault, definitionOf);
 
+  putCredentialRoute(app, vault, definitionOf);
+}
+
+/** `PUT /me/credentials/{name}`: the caller stores the value of a secret without a link. */
+function putCredentialRoute(app: FastifyInstance, vault: Vault, definitionOf: (name: string) => CredentialDefinition): void {
   app.put<{ Params: { name: string }; Body: { value: string } }>(
     '/me/credentials/:name',
     {
@@ -302,7 +244,7 @@ function myConnectionRoutes(app: FastifyInstance, vault: Vault, definitionOf: (n
     async (request) => {
       const { name } = request.params;
       definitionOf(name);
-      const url = await vault.connectLink(ownerOf(request), name);
+      const url = await vault.connectLink(ownerOf(request), name, displayName({ principal: request.caller?.principal ?? null, user: request.caller?.user }));
       return { credential: name, url, expires_at: new Date(Date.now() + LINK_TTL_MS).toISOString() };
     },
   );

@@ -45,4 +45,6 @@ export interface CredentialStore {
   putOnce(kind: OnceKind, id: string, value: string, ttlMs: number): Promise<void>;
   /** The value, removed in the same step: a second take finds nothing. */
   takeOnce(kind: OnceKind, id: string): Promise<string | null>;
+  /** The value while it is there (not taken, not expired), left in place. */
+  peekOnce(kind: OnceKind, id: string): Promise<string | null>;
 }

@@ -118,6 +118,12 @@ export class TestBrowser {
         path: string,
         headers: Record<string, string>,
       ): Promise<{ status: number; headers: Record<string, string | string[] | number | undefined>; body: string }>;
+      /** A form POST (`body` urlencoded). */
+      post(
+        path: string,
+        headers: Record<string, string>,
+        body: string,
+      ): Promise<{ status: number; headers: Record<string, string | string[] | number | undefined>; body: string }>;
     },
   ) {}
 
@@ -157,6 +163,37 @@ export class TestBrowser {
     return { status: response.status, location: location === null ? null : new URL(location, url).href, body: await response.text() };
   }
 
+  /** Submits a form of toolport's (urlencoded POST, cookies kept), without following. */
+  async submit(
+    url: string,
+    fields: Record<string, string>,
+    extra: Record<string, string> = {},
+  ): Promise<{ status: number; location: string | null; body: string }> {
+    const target = new URL(url);
+    if (target.origin !== this.toolport.origin) throw new Error(`the test browser posts forms to toolport only, not ${url}`);
+    const headers: Record<string, string> = { 'x-test-account': this.account, 'content-type': 'application/x-www-form-urlencoded', ...extra };
+    const cookie = this.#cookieHeader(target.host);
+    if (cookie !== '') headers.cookie = cookie;
+    const answer = await this.toolport.post(`${target.pathname}${target.search}`, headers, new URLSearchParams(fields).toString());
+    const setCookie = answer.headers['set-cookie'];
+    this.#remember(target.host, typeof setCookie === 'number' ? undefined : setCookie);
+    const location = answer.headers.location;
+    return { status: answer.status, location: typeof location === 'string' ? new URL(location, url).href : null, body: answer.body };
+  }
+
+  /**
+   * Opens a connect link as a person does: its confirmation page, then Continue (the page's form,
+   * POSTed), then follows redirects as `open` does. An answer that is not the page (or not a redirect) ends it.
+   */
+  async connect(link: string, extra: Record<string, string> = {}, stopAt?: string): Promise<{ status: number; url: string; body: string }> {
+    const shown = await this.step(link, extra);
+    if (shown.status !== 200) return { status: shown.status, url: link, body: shown.body };
+    const form = formOf(shown.body);
+    const pressed = await this.submit(new URL(form.action, link).href, form.fields, extra);
+    if (pressed.location === null || pressed.status < 300 || pressed.status >= 400) return { status: pressed.status, url: form.action, body: pressed.body };
+    return this.open(pressed.location, {}, stopAt);
+  }
+
   /** GETs `url` and follows redirects until an answer that is not one; `stopAt` ends early at a URL that starts with it. */
   async open(url: string, extra: Record<string, string> = {}, stopAt?: string): Promise<{ status: number; url: string; body: string }> {
     let current = url;
@@ -168,4 +205,15 @@ export class TestBrowser {
     }
     throw new Error('too many redirects');
   }
+}
+
+const unescapeHtml = (text: string) => text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code))).replace(/&amp;/g, '&');
+
+/** The first form of a page: where it posts and its hidden fields. */
+export function formOf(html: string): { action: string; fields: Record<string, string> } {
+  const form = /<form method="post" action="([^"]*)">([\s\S]*?)<\/form>/.exec(html);
+  if (form === null) throw new Error(`no form in the page: ${html.slice(0, 300)}`);
+  const fields: Record<string, string> = {};
+  for (const input of form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[input[1]!] = unescapeHtml(input[2]!);
+  return { action: unescapeHtml(form[1]!), fields };
 }

@@ -106,8 +106,12 @@ describe('My connections in a browser', { timeout: 60_000 }, () => {
         const answer = await app.inject({ method: 'GET', url: pathAndQuery, headers });
         return { status: answer.statusCode, headers: answer.headers, body: answer.body };
       },
+      async post(path, headers, body) {
+        const answer = await app.inject({ method: 'POST', url: path, headers, payload: body });
+        return { status: answer.statusCode, headers: answer.headers, body: answer.body };
+      },
     });
-    const done = await person.open(url);
+    const done = await person.connect(url);
     expect(done.body).toContain('github is connected');
 
     // The page notices by itself (it asks again while a link is open).

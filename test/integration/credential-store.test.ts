@@ -56,4 +56,13 @@ describe.each(STORES)('credential records on the %s store', (kind) => {
     expect([first, second].filter((v) => v !== null)).toEqual(['{"owner":"user:a"}']);
     expect(await store.takeOnce('state', 'abc')).toBeNull();
   });
+
+  it('shows a single-use token without taking it, until it is taken', async () => {
+    await store.putOnce('link', 'peek', '{"owner":"user:b"}', 60_000);
+    expect(await store.peekOnce('link', 'peek')).toBe('{"owner":"user:b"}');
+    expect(await store.peekOnce('link', 'peek')).toBe('{"owner":"user:b"}');
+    expect(await store.peekOnce('state', 'peek')).toBeNull();
+    expect(await store.takeOnce('link', 'peek')).toBe('{"owner":"user:b"}');
+    expect(await store.peekOnce('link', 'peek')).toBeNull();
+  });
 });

@@ -88,10 +88,18 @@ describe('connect links over MCP 2025-11-25 with the official SDK v1 client', ()
     return { client, elicited, served: balanced.served };
   }
 
-  /** The secret's connect link opened by the person: the form, then its POST. */
+  /** The secret's connect link opened by the person: the page, Continue, the form, then its POST. */
   async function enterSecret(app: FastifyInstance, link: string, value: string): Promise<void> {
     const url = new URL(link);
-    const form = await app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
+    const shown = await app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
+    expect(shown.statusCode).toBe(200);
+    expect(shown.body).toContain('Continue');
+    const form = await app.inject({
+      method: 'POST',
+      url: url.pathname,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ link: url.searchParams.get('link')! }).toString(),
+    });
     expect(form.statusCode).toBe(200);
     const state = /name="state" value="([^"]+)"/.exec(form.body)![1]!;
     const saved = await app.inject({

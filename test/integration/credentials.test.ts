@@ -125,6 +125,21 @@ function browserFor(app: FastifyInstance, account: string): TestBrowser {
       const answer = await app.inject({ method: 'GET', url: pathAndQuery, headers });
       return { status: answer.statusCode, headers: answer.headers, body: answer.body };
     },
+    async post(path, headers, body) {
+      const answer = await app.inject({ method: 'POST', url: path, headers, payload: body });
+      return { status: answer.statusCode, headers: answer.headers, body: answer.body };
+    },
+  });
+}
+
+/** Continue on a connect link's page: the form POST that spends it. */
+function press(app: FastifyInstance, link: string, headers: Record<string, string> = {}) {
+  const url = new URL(link);
+  return app.inject({
+    method: 'POST',
+    url: url.pathname,
+    headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ link: url.searchParams.get('link')! }).toString(),
   });
 }
 
@@ -135,7 +150,7 @@ async function connect(app: FastifyInstance, secret: string, account: string): P
   const first = await call(app, secret, 'whoami');
   expect(first.body.error?.code).toBe('authorization_required');
   const link = first.body.authorization.url as string;
-  const done = await browserFor(app, account).open(link);
+  const done = await browserFor(app, account).connect(link);
   expect(done.status, done.body).toBe(200);
   expect(done.body).toContain('github is connected');
   return link;
@@ -166,15 +181,47 @@ describe.each(STORES)('the credential vault on the %s store', (kind) => {
     expect(first.body.message).toContain(first.body.authorization.url);
 
     const browser = browserFor(app, 'alice');
-    const done = await browser.open(first.body.authorization.url);
+    const done = await browser.connect(first.body.authorization.url);
     expect(done.status, done.body).toBe(200);
     const again = await call(app, keys.agent, 'whoami');
     expect(again.body.success, again.body.message).toBe(true);
     expect(again.body.value).toEqual({ subject: 'alice' });
 
-    // The link worked once.
+    // The link worked once: its page says so, and Continue is refused.
     const reused = await browserFor(app, 'alice').step(first.body.authorization.url);
-    expect(reused.status).toBe(403);
+    expect(reused.status).toBe(410);
+    expect(reused.body).toContain('no longer works');
+    const pressed = await press(app, first.body.authorization.url);
+    expect(pressed.statusCode).toBe(403);
+    expect(pressed.body).toContain('used already');
+  });
+
+  it('spends a link only when the person presses Continue: opening it (twice) or a HEAD spends nothing', async () => {
+    await app.inject({ method: 'DELETE', url: '/me/connections/github', headers: bearer(keys.agent) });
+    const link = (await call(app, keys.agent, 'whoami')).body.authorization.url as string;
+    const { pathname, search } = new URL(link);
+    const preview = await app.inject({ method: 'HEAD', url: `${pathname}${search}`, headers: { 'user-agent': 'Slackbot-LinkExpanding 1.0' } });
+    expect(preview.statusCode).toBe(200);
+    const browser = browserFor(app, 'alice');
+    for (const _ of [1, 2]) {
+      const shown = await browser.step(link);
+      expect(shown.status).toBe(200);
+      expect(shown.location).toBeNull(); // no sign-in started
+      expect(shown.body).toContain('Connect your github account');
+      expect(shown.body).toContain('for <strong>agent</strong>');
+      expect(shown.body).toMatch(
+        /<form method="post" action="http:\/\/toolport\.test\/connections\/github\/start"><input type="hidden" name="link" value="[A-Za-z0-9_-]{43}"><button>Continue<\/button>/,
+      );
+    }
+    expect((await call(app, keys.agent, 'whoami')).body.error?.code).toBe('authorization_required');
+    // Continue: the link is spent and the sign-in starts.
+    const pressed = await press(app, link);
+    expect(pressed.statusCode).toBe(303);
+    expect(pressed.headers.location).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/.*[?&]state=/);
+    expect((await press(app, link)).statusCode).toBe(403);
+    expect((await browser.step(link)).status).toBe(410);
+    // A fresh link still connects the account the whole way.
+    await connect(app, keys.agent, 'alice');
   });
 
   it("never runs one user's call with another user's credential", async () => {
@@ -188,11 +235,14 @@ describe.each(STORES)('the credential vault on the %s store', (kind) => {
   it('refuses a link opened by another user (who sent a key), and the link is spent', async () => {
     await app.inject({ method: 'DELETE', url: '/me/connections/github', headers: bearer(keys.agent) });
     const first = await call(app, keys.agent, 'whoami');
-    const stolen = await browserFor(app, 'mallory').step(first.body.authorization.url, bearer(keys.admin));
-    expect(stolen.status).toBe(403);
+    const shown = await browserFor(app, 'mallory').step(first.body.authorization.url, bearer(keys.admin));
+    expect(shown.status).toBe(403);
+    expect(shown.body).toContain('another user');
+    const stolen = await press(app, first.body.authorization.url, bearer(keys.admin));
+    expect(stolen.statusCode).toBe(403);
     expect(stolen.body).toContain('another user');
-    const late = await browserFor(app, 'alice').step(first.body.authorization.url);
-    expect(late.status).toBe(403);
+    expect((await browserFor(app, 'alice').step(first.body.authorization.url)).status).toBe(410);
+    expect((await press(app, first.body.authorization.url)).statusCode).toBe(403);
     await connect(app, keys.agent, 'alice');
   });
 
@@ -201,7 +251,7 @@ describe.each(STORES)('the credential vault on the %s store', (kind) => {
     const link = (await call(app, keys.admin, 'whoami')).body.authorization.url as string;
     const browser = browserFor(app, 'bob');
     const callback = `${PUBLIC_URL}/connections/github/callback`;
-    const stopped = await browser.open(link, {}, callback);
+    const stopped = await browser.connect(link, {}, callback);
     const url = new URL(stopped.url);
     const state = url.searchParams.get('state')!;
     url.searchParams.set('state', `${state.slice(0, -2)}${state.endsWith('AA') ? 'BB' : 'AA'}`);
@@ -232,7 +282,7 @@ describe.each(STORES)('the credential vault on the %s store', (kind) => {
 
   it("takes a secret through the link's form", async () => {
     const link = (await call(app, keys.admin, 'weather')).body.authorization.url as string;
-    const form = await browserFor(app, 'bob').step(link);
+    const form = await browserFor(app, 'bob').connect(link);
     expect(form.status).toBe(200);
     const state = /name="state" value="([^"]+)"/.exec(form.body)![1]!;
     const saved = await app.inject({
@@ -342,8 +392,11 @@ describe.each(STORES)('the credential vault on the %s store', (kind) => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(Date.now() + 10 * 60_000 + 1000);
     const late = await browserFor(app, 'alice').step(link);
-    expect(late.status).toBe(403);
+    expect(late.status).toBe(410);
     expect(late.body).toContain('expired');
+    const pressed = await press(app, link);
+    expect(pressed.statusCode).toBe(403);
+    expect(pressed.body).toContain('expired');
   });
 });
 
@@ -430,9 +483,9 @@ describe('an MCP server (url:) with auth: {credential}', () => {
     try {
       const missing = await call(app, keys.agent, 'echo_whoami');
       expect(missing.body.error?.code, JSON.stringify(missing.body)).toBe('authorization_required');
-      await browserFor(app, 'dana').open(missing.body.authorization.url);
+      await browserFor(app, 'dana').connect(missing.body.authorization.url);
       const missingToo = await call(app, keys.admin, 'echo_whoami');
-      await browserFor(app, 'erin').open(missingToo.body.authorization.url);
+      await browserFor(app, 'erin').connect(missingToo.body.authorization.url);
       const [dana, erin] = await Promise.all([call(app, keys.agent, 'echo_whoami'), call(app, keys.admin, 'echo_whoami')]);
       expect(dana.body.message).toBe('you are dana');
       expect(erin.body.message).toBe('you are erin');

@@ -198,7 +198,14 @@ describe("JWT users' tasks and limits on two replicas sharing Redis", () => {
       { timeout: 10_000, interval: 100 },
     );
     const link = new URL(waiting.authorization.url as string);
-    const form = await two.inject({ method: 'GET', url: `${link.pathname}${link.search}` });
+    const shown = await two.inject({ method: 'GET', url: `${link.pathname}${link.search}` });
+    expect(shown.body).toContain('Continue');
+    const form = await one.inject({
+      method: 'POST',
+      url: link.pathname,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ link: link.searchParams.get('link')! }).toString(),
+    });
     const state = /name="state" value="([^"]+)"/.exec(form.body)![1]!;
     const saved = await one.inject({
       method: 'POST',

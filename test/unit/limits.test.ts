@@ -13,7 +13,6 @@ const KNOWN: Record<string, number> = {
   'routes/mcp.ts': 367,
   'routes/mcp.ts mcpRoutes': 240,
   'routes/mcp.ts <anonymous:236>': 104,
-  'routes/connections.ts connectionRoutes': 151,
   'tasks/runner.ts': 413,
   'tools/registry.ts': 364,
 };

@@ -61,6 +61,10 @@ export class MemoryCredentials implements CredentialStore {
     return value;
   }
 
+  async peekOnce(kind: OnceKind, id: string): Promise<string | null> {
+    return live(this.#once, `${kind}:${id}`);
+  }
+
   /** Drops lapsed leases and tokens (the store's periodic sweep). */
   prune(): void {
     const now = Date.now();

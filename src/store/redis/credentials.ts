@@ -78,4 +78,8 @@ export class RedisCredentials implements CredentialStore {
   async takeOnce(kind: OnceKind, id: string): Promise<string | null> {
     return this.#guard(() => this.#client.getdel(this.#once(kind, id)));
   }
+
+  async peekOnce(kind: OnceKind, id: string): Promise<string | null> {
+    return this.#guard(() => this.#client.get(this.#once(kind, id)));
+  }
 }
