@@ -10,9 +10,6 @@ const MAX_FUNCTION_LINES = 100;
 const MAX_FILE_LINES = 350;
 /** Today's offenders and their size (as formatted by Prettier): each may shrink, none may grow, and no new one may appear. */
 const KNOWN: Record<string, number> = {
-  'routes/mcp.ts': 367,
-  'routes/mcp.ts mcpRoutes': 240,
-  'routes/mcp.ts <anonymous:236>': 104,
   'tasks/runner.ts': 413,
   'tools/registry.ts': 364,
 };
