@@ -61,7 +61,8 @@ export function inputOf(body: object): TaskInput | null {
   const result = body as Record<string, unknown>;
   if (result.success !== false) return null;
   const input: TaskInput = {};
-  if (isObject(result.approval)) input.approval = result.approval;
+  // Only an approval still pending is waited for: an approved call that failed carries its executed approval.
+  if (isObject(result.approval) && result.approval.status === 'pending') input.approval = result.approval;
   if (isObject(result.authorization)) input.authorization = result.authorization;
   if (isObject(result.input_requests)) input.inputRequests = result.input_requests;
   return Object.keys(input).length === 0 ? null : input;

@@ -9,11 +9,15 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashJson } from '../../src/tools/hash.ts';
 import type { ToolRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, post } from '../helpers/app.ts';
+import { policyFixture } from '../helpers/approvals.ts';
+import { bearer } from '../helpers/keys.ts';
 import { FLAVOURS, connectMcp } from '../helpers/mcp-client.ts';
+import { until } from '../helpers/tasks.ts';
 
 const TOOLS_FILE = `toolsets:
   support:
@@ -208,6 +212,37 @@ describe('what a toolset keeps out', () => {
     const listed = await post(app, { name: 'introspect_catalog', arguments: {} }, { 'x-toolset': 'inspector' });
     expect(names(listed.body.value.tools)).toEqual(['echo', 'introspect_catalog']);
     expect((await post(app, { name: 'introspect_catalog', arguments: {} })).body.value.tools.length).toBeGreaterThan(2);
+  });
+});
+
+describe('a task held for an approval in a toolset', () => {
+  it('runs, once approved, still inside the toolset (and ends, though the approved call failed)', async () => {
+    const rules = [{ tools: ['tool_invoke'], action: 'approve', approvers: ['finance'] }];
+    const fx = await policyFixture(rules);
+    await writeFile(fx.env.TOOLS_FILE!, stringify({ policy: rules, toolsets: { refunds: { tools: ['payments_*'], discovery: 'search' } } }));
+    const held = await makeApp('memory', { env: fx.env, register: fx.register });
+    try {
+      const start = async (name: string, args: Record<string, unknown>) => {
+        const headers = { ...bearer(fx.keys.agent), 'x-toolset': 'refunds', prefer: 'respond-async' };
+        const created = await post(held, { name: 'tool_invoke', arguments: { name, arguments: args } }, headers);
+        expect(created.status).toBe(202);
+        const approval = await until('the approval', async () => {
+          const listed = await get(held, '/approvals?status=pending', bearer(fx.keys.finance));
+          return (listed.body.approvals as { approval_id: string; arguments: { name: string } }[]).find((a) => a.arguments.name === name)?.approval_id;
+        });
+        await post(held, { decision: 'approve' }, bearer(fx.keys.finance), `/approvals/${approval}/decision`);
+        // Held in input_required until the decision, then run again (resumed) by itself.
+        return until('the task to end', async () => {
+          const view = (await get(held, `/tasks/${created.body.task_id}?wait_ms=1000`, bearer(fx.keys.agent))).body;
+          return view.status === 'completed' || view.status === 'failed' ? view : null;
+        });
+      };
+      expect(await start('wipe_disk', {})).toMatchObject({ status: 'completed', result: { success: false, error: { code: 'unknown_tool' } } });
+      expect(fx.runs.get('wipe_disk')).toBeUndefined();
+      expect(await start('payments_refund', { order: 'o-1', amount: 5 })).toMatchObject({ status: 'completed', result: { success: true } });
+    } finally {
+      await held.close();
+    }
   });
 });
 
