@@ -11,7 +11,6 @@ const MAX_FILE_LINES = 350;
 /** Today's offenders and their size (as formatted by Prettier): each may shrink, none may grow, and no new one may appear. */
 const KNOWN: Record<string, number> = {
   'tasks/runner.ts': 413,
-  'tools/registry.ts': 364,
 };
 
 function sourceFiles(dir: string): string[] {
