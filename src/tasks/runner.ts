@@ -18,7 +18,8 @@ import type { InvocationScope } from '../tools/invoke.ts';
 import { ProgressThrottle } from '../tools/progress.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { captureTraceLink, runLinked } from '../tracing/index.ts';
-import { inputOf, newTaskId, type TaskAccess, type TaskError, type TaskHead, type TaskInput, type TaskJob, type TaskOutcome, type TaskView } from './view.ts';
+import { CANCELLED, errorOf, lapseOutcomes, outcomeOf, renewLease, scopeOfRun } from './run.ts';
+import { inputOf, newTaskId, type TaskAccess, type TaskHead, type TaskInput, type TaskJob, type TaskOutcome, type TaskView } from './view.ts';
 
 export interface TaskRunnerOptions {
   store: TaskStore;
@@ -48,43 +49,6 @@ const WAIT_RECHECK_MS = 1000;
 const PROGRESS_WRITE_MS = 250;
 const SWEEP_BATCH = 20;
 const FINISH_ATTEMPTS = 5;
-
-const CANCELLED = JSON.stringify({ error: { code: 'cancelled', detail: 'the task was cancelled' } });
-
-function lapseOutcomes(maxAttempts: number): LapseOutcomes {
-  return {
-    lost: JSON.stringify({
-      error: {
-        code: 'worker_lost',
-        detail: 'the replica running this task stopped before it finished; the tool has no idempotency strategy, so it was not run again',
-      },
-    }),
-    exhausted: JSON.stringify({
-      error: {
-        code: 'worker_lost',
-        detail: `the task was attempted ${maxAttempts} times and each time the replica running it stopped before it finished; it is not run again`,
-      },
-    }),
-    cancelled: CANCELLED,
-  };
-}
-
-/** How a finished run ends the task: cancelled, failed at its deadline, or completed with its result. */
-function outcomeOf(body: object, cancelRequested: boolean): [EndStatus, TaskOutcome] {
-  const results = ('results' in body ? body.results : [body]) as { error: TaskError | null }[];
-  if (cancelRequested && results.some((r) => r.error?.code === 'cancelled')) {
-    return ['cancelled', { error: { code: 'cancelled', detail: 'the task was cancelled before it finished' } }];
-  }
-  if (results.every((r) => r.error?.code === 'deadline_exceeded')) {
-    return ['failed', { error: { code: 'deadline_exceeded', detail: results[0]!.error!.detail } }];
-  }
-  return ['completed', { result: body }];
-}
-
-function errorOf(err: unknown): TaskError {
-  const problem = problemOf(err);
-  return { code: problem.type.slice(problem.type.lastIndexOf(':') + 1).replaceAll('-', '_'), detail: problem.detail };
-}
 
 export class TaskRunner {
   /** This replica's name on the leases it holds. */
@@ -310,42 +274,14 @@ export class TaskRunner {
     const { store, log } = this.#o;
     const run = { cancellation: new Cancellation(), released: false };
     this.#running.set(id, run);
-    const renewal = setInterval(
-      () => {
-        store.renew(id, this.replica, this.#o.leaseMs).then(
-          (state) => {
-            if (state === 'ok') return;
-            if (state === 'lost') run.released = true;
-            run.cancellation.cancel(new Error(state === 'cancel' ? 'the task was cancelled' : 'the task is no longer run here'));
-          },
-          (err: unknown) => log.warn({ err, task: id }, 'could not renew the lease of a task'),
-        );
-      },
-      Math.max(20, this.#o.leaseMs / 3),
-    );
+    const renewal = renewLease(store, id, this.replica, this.#o.leaseMs, run, log);
     const throttle = new ProgressThrottle(({ done, total }) => {
       store
         .progress(id, this.replica, JSON.stringify(total === undefined ? { done } : { done, total }))
         .catch((err: unknown) => log.debug({ err, task: id }, 'task progress not kept'));
     }, PROGRESS_WRITE_MS);
     const access = this.#o.accessOf(job);
-    const scope: InvocationScope = {
-      requestId: job.requestId,
-      sessionId: job.sessionId,
-      ...(job.sessionSource !== undefined && { sessionSource: job.sessionSource }),
-      caller: job.caller,
-      principal: access.principal,
-      ...(job.user !== undefined && { user: job.user }),
-      ...(access.allows !== undefined && { allows: access.allows }),
-      timeoutMs: job.timeoutMs,
-      defaultTimeoutMs: job.timeoutMs ?? this.#o.timeoutMs,
-      receivedAt: job.receivedAt,
-      log: log.child({ task: id }),
-      cancellation: run.cancellation,
-      progress: (_callId, done, total) => throttle.report(done, total),
-      taskId: id,
-      ...(job.inputResponses !== undefined && { inputResponses: job.inputResponses }),
-    };
+    const scope = scopeOfRun(id, job, access, this.#o.timeoutMs, log, run.cancellation, throttle);
     let ending: [EndStatus, TaskOutcome];
     try {
       // A run's spans form a trace of their own, linked to the request that created the task.

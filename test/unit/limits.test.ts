@@ -9,9 +9,7 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 const MAX_FUNCTION_LINES = 100;
 const MAX_FILE_LINES = 350;
 /** Today's offenders and their size (as formatted by Prettier): each may shrink, none may grow, and no new one may appear. */
-const KNOWN: Record<string, number> = {
-  'tasks/runner.ts': 413,
-};
+const KNOWN: Record<string, number> = {};
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
