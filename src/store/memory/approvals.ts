@@ -1,6 +1,7 @@
 /** Approvals in this process: Maps whose entries expire on access and on the store's sweep. */
 import { randomBytes } from 'node:crypto';
 import type { ApprovalStatus, ApprovalStore, ExpiryGuard, MoveOutcome, NewApproval } from '../approvals.ts';
+import { liveEntry } from './expiry.ts';
 
 interface Entry {
   id: string;
@@ -19,12 +20,7 @@ export class MemoryApprovals implements ApprovalStore {
   readonly #tokens = new Map<string, number>();
 
   #live(id: string): Entry | undefined {
-    const entry = this.#records.get(id);
-    if (entry !== undefined && entry.keepUntil <= Date.now()) {
-      this.#records.delete(id);
-      return undefined;
-    }
-    return entry;
+    return liveEntry(this.#records, id, (entry) => entry.keepUntil);
   }
 
   async open(binding: string, fresh: NewApproval): Promise<{ json: string; created: boolean }> {

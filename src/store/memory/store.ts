@@ -17,6 +17,7 @@ import {
   type StoreOptions,
   type ToolPin,
 } from '../types.ts';
+import { liveEntry } from './expiry.ts';
 
 interface SessionEntry {
   state: Map<string, string>;
@@ -64,12 +65,7 @@ export class MemoryStore implements Store {
   async ping(): Promise<void> {}
 
   #live(sessionId: string): SessionEntry | undefined {
-    const entry = this.#sessions.get(sessionId);
-    if (entry !== undefined && entry.expiresAt <= Date.now()) {
-      this.#sessions.delete(sessionId);
-      return undefined;
-    }
-    return entry;
+    return liveEntry(this.#sessions, sessionId, (entry) => entry.expiresAt);
   }
 
   async sessionRead(sessionId: string, keys: readonly string[]): Promise<SessionRead> {

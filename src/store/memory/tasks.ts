@@ -16,6 +16,7 @@ import type {
   TaskStatus,
   TaskStore,
 } from '../tasks.ts';
+import { liveEntry } from './expiry.ts';
 
 interface Entry {
   id: string;
@@ -51,12 +52,7 @@ export class MemoryTaskStore implements TaskStore {
   readonly #sweeper = setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
 
   #live(id: string): Entry | undefined {
-    const entry = this.#tasks.get(id);
-    if (entry !== undefined && entry.expiresAt <= Date.now()) {
-      this.#tasks.delete(id);
-      return undefined;
-    }
-    return entry;
+    return liveEntry(this.#tasks, id, (entry) => entry.expiresAt);
   }
 
   #sweep(): void {
