@@ -7,16 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { stringify } from 'yaml';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { http200, isRunning, startChild, stopAll, waitUntilReady, type Child } from '../../support/children.ts';
-import { freePorts } from '../../support/ports.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isRunning, stopAll, type Child } from '../../support/children.ts';
 import { get, makeApp, post } from '../helpers/app.ts';
+import { startReplica } from '../helpers/replicas.ts';
 import { until } from '../helpers/tasks.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PLUGIN = 'test/fixtures/approval-plugin.ts';
 
 describe('an approval whose replica is killed before the approved call runs (redis)', () => {
@@ -40,21 +38,9 @@ describe('an approval whose replica is killed before the approved call runs (red
     writeFileSync(tools, stringify({ policy: [{ tools: ['approved_payment'], action: 'approve' }] }));
     writeFileSync(marks, '');
     process.env.APPROVAL_TEST_MARKS = marks;
-    const [port] = (await freePorts(1)) as [number];
-    const child = startChild('toolport replica (to be killed)', process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        PORT: String(port),
-        REDIS_URL: inject('redisUrl'),
-        ...env,
-        LOG_LEVEL: 'warn',
-        APPROVAL_TEST_MARKS: marks,
-      },
-    });
+    const starting = startReplica('toolport replica (to be killed)', { ...env, APPROVAL_TEST_MARKS: marks });
     [b, d] = await Promise.all([makeApp('redis', { env }), makeApp('redis', { env })]);
-    await waitUntilReady(child, 'GET /readyz → 200', http200(`http://127.0.0.1:${port}/readyz`), 90_000);
+    const { child, port } = await starting;
     doomed = { child, port };
   }, 120_000);
   afterAll(async () => {

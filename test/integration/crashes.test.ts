@@ -7,15 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { http200, startChild, stopAll, waitUntilReady } from '../../support/children.ts';
-import { freePorts } from '../../support/ports.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stopAll } from '../../support/children.ts';
 import { makeApp, post, sessionEvents } from '../helpers/app.ts';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { startReplica } from '../helpers/replicas.ts';
 
 describe('a replica killed mid-call', () => {
   const prefix = `crash-${randomUUID().slice(0, 8)}:`;
@@ -32,21 +29,11 @@ describe('a replica killed mid-call', () => {
     await post(survivor, { name: 'writes_many', arguments: { n: 5, value: 'before' } }, { 'x-session-id': session });
 
     const marks = path.join(mkdtempSync(path.join(tmpdir(), 'crash-')), 'started');
-    const [port] = (await freePorts(1)) as [number];
-    const child = startChild('toolport replica (to be killed)', process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        PORT: String(port),
-        REDIS_URL: inject('redisUrl'),
-        KEY_PREFIX: prefix,
-        LOG_LEVEL: 'warn',
-        TOOL_PLUGINS: 'test/fixtures/session-writer-plugin.ts',
-        CRASH_TEST_MARKS: marks,
-      },
-    });
-    await waitUntilReady(child, 'GET /readyz → 200', http200(`http://127.0.0.1:${port}/readyz`));
+    const { child, port } = await startReplica(
+      'toolport replica (to be killed)',
+      { KEY_PREFIX: prefix, TOOL_PLUGINS: 'test/fixtures/session-writer-plugin.ts', CRASH_TEST_MARKS: marks },
+      20_000,
+    );
     const call = fetch(`http://127.0.0.1:${port}/tools/invoke`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-session-id': session },

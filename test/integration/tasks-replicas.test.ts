@@ -6,19 +6,17 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { http200, isRunning, startChild, stopAll, waitUntilReady, type Child } from '../../support/children.ts';
-import { freePorts } from '../../support/ports.ts';
+import { isRunning, stopAll, type Child } from '../../support/children.ts';
 import { ok } from '../../src/tools/define.ts';
 import type { ToolRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, post } from '../helpers/app.ts';
+import { startReplica } from '../helpers/replicas.ts';
 import { comparable, until } from '../helpers/tasks.ts';
 import { aborted, started } from '../helpers/tools.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TASK_LEASE_MS = 1000;
 const LEDGER_LEASE_MS = 400;
 const ASYNC = { prefer: 'respond-async' };
@@ -39,24 +37,8 @@ function registerChildTools(registry: ToolRegistry): void {
 }
 
 /** A toolport replica in a child process, loading the task fixture plugin; resolves once it is ready. */
-async function startReplica(env: Record<string, string>, marks: string): Promise<{ child: Child; port: number }> {
-  const [port] = (await freePorts(1)) as [number];
-  const child = startChild('toolport replica', process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      PORT: String(port),
-      REDIS_URL: inject('redisUrl'),
-      ...env,
-      LOG_LEVEL: 'warn',
-      TOOL_PLUGINS: 'test/fixtures/task-plugin.ts',
-      TASK_TEST_MARKS: marks,
-    },
-  });
-  // A child's start (tsx compiling the sources) takes tens of seconds on a loaded machine.
-  await waitUntilReady(child, 'GET /readyz → 200', http200(`http://127.0.0.1:${port}/readyz`), 90_000);
-  return { child, port };
+function startTaskReplica(env: Record<string, string>, marks: string): Promise<{ child: Child; port: number }> {
+  return startReplica('toolport replica', { ...env, TOOL_PLUGINS: 'test/fixtures/task-plugin.ts', TASK_TEST_MARKS: marks });
 }
 
 function marksFile(): string {
@@ -136,7 +118,7 @@ describe('tasks across replicas (redis)', () => {
     let marks: string;
     beforeAll(async () => {
       marks = marksFile();
-      replica = await startReplica(env, marks);
+      replica = await startTaskReplica(env, marks);
     }, 120_000);
 
     it('ends a non-idempotent task worker_lost within its lease, and runs an idempotent one again elsewhere with one effect', async () => {
@@ -222,7 +204,7 @@ describe('task limits across replicas (redis)', () => {
     let marks: string;
     beforeAll(async () => {
       marks = marksFile();
-      replicas = await Promise.all([startReplica(env, marks), startReplica(env, marks)]);
+      replicas = await Promise.all([startTaskReplica(env, marks), startTaskReplica(env, marks)]);
     }, 180_000);
     afterAll(() => stopAll());
 
