@@ -18,6 +18,8 @@ export interface StreamOptions {
   reconnectable: boolean;
   /** A resumed POST stream answers the original request under this id. */
   replayId?: string | number;
+  /** The call's own headers (call-headers.ts), sent again when the stream is resumed. */
+  headers?: Record<string, string>;
 }
 
 /** Reads one SSE stream: its chunks as they come, then its end (with the error that broke it). */
@@ -41,14 +43,37 @@ export function isMessage(value: unknown): value is JSONRPCMessage {
   return typeof value === 'object' && value !== null && (value as { jsonrpc?: unknown }).jsonrpc === '2.0';
 }
 
-const hasRequests = (message: JSONRPCMessage | JSONRPCMessage[]) =>
-  (Array.isArray(message) ? message : [message]).some((m) => 'method' in m && 'id' in m && m.id !== undefined);
+function isRequest(message: JSONRPCMessage): boolean {
+  return 'method' in message && 'id' in message && message.id !== undefined;
+}
+
+function hasRequests(message: JSONRPCMessage | JSONRPCMessage[]): boolean {
+  return Array.isArray(message) ? message.some(isRequest) : isRequest(message);
+}
+
+/** Ends a POST's SSE answer when the transport closes. */
+class PostStreamEnd {
+  readonly #abort: ((reason?: Error) => void) | null;
+
+  constructor(abort: ((reason?: Error) => void) | null) {
+    this.#abort = abort;
+  }
+
+  destroy(): void {
+    this.#abort?.(new Error('the transport closed'));
+  }
+}
+
+// Only these answer headers are read; a header of another length is not even decoded.
+const SESSION_ID = 'mcp-session-id';
+const CONTENT_TYPE = 'content-type';
 
 type Mode = 'skip' | 'json' | 'sse' | 'error';
 
 export class PostAnswer implements Dispatcher.DispatchHandler {
   readonly #sink: AnswerSink;
   readonly #message: JSONRPCMessage | JSONRPCMessage[];
+  readonly #headers: Record<string, string> | undefined;
   readonly #resolve: () => void;
   readonly #reject: (err: Error) => void;
   #abort: ((reason?: Error) => void) | null = null;
@@ -60,9 +85,17 @@ export class PostAnswer implements Dispatcher.DispatchHandler {
   #decoder: StringDecoder | null = null;
   #stream: SseReader | null = null;
 
-  constructor(sink: AnswerSink, message: JSONRPCMessage | JSONRPCMessage[], resolve: () => void, reject: (err: Error) => void) {
+  /** `headers`: the call's own headers the POST was sent with. */
+  constructor(
+    sink: AnswerSink,
+    message: JSONRPCMessage | JSONRPCMessage[],
+    headers: Record<string, string> | undefined,
+    resolve: () => void,
+    reject: (err: Error) => void,
+  ) {
     this.#sink = sink;
     this.#message = message;
+    this.#headers = headers;
     this.#resolve = resolve;
     this.#reject = reject;
   }
@@ -76,9 +109,11 @@ export class PostAnswer implements Dispatcher.DispatchHandler {
     this.#status = statusCode;
     let contentType: string | undefined;
     for (let i = 0; i < rawHeaders.length; i += 2) {
-      const name = rawHeaders[i]!.toString().toLowerCase();
-      if (name === 'mcp-session-id' && rawHeaders[i + 1]!.length > 0) this.#sink.session(rawHeaders[i + 1]!.toString());
-      else if (name === 'content-type') contentType ??= rawHeaders[i + 1]!.toString();
+      const raw = rawHeaders[i]!;
+      if (raw.length !== SESSION_ID.length && raw.length !== CONTENT_TYPE.length) continue;
+      const name = raw.toString('latin1').toLowerCase();
+      if (name === SESSION_ID && rawHeaders[i + 1]!.length > 0) this.#sink.session(rawHeaders[i + 1]!.toString());
+      else if (name === CONTENT_TYPE) contentType ??= rawHeaders[i + 1]!.toString();
     }
     const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
     const message = this.#message;
@@ -93,13 +128,11 @@ export class PostAnswer implements Dispatcher.DispatchHandler {
       this.#mode = 'sse';
       // Resumed after a drop, the stream's answer is the answer to this request, whatever id the replay carries.
       const replayId = !Array.isArray(message) && 'id' in message && 'method' in message ? message.id : undefined;
-      this.#stream = this.#sink.stream(
-        { destroy: () => this.#abort?.(new Error('the transport closed')) },
-        {
-          reconnectable: false,
-          ...(replayId !== undefined && { replayId }),
-        },
-      );
+      this.#stream = this.#sink.stream(new PostStreamEnd(this.#abort), {
+        reconnectable: false,
+        ...(replayId !== undefined && { replayId }),
+        ...(this.#headers !== undefined && { headers: this.#headers }),
+      });
       this.#settle();
     } else if (type === 'application/json') this.#mode = 'json';
     else this.#settle(new StreamableHTTPError(-1, `Unexpected content type: ${String(contentType)}`));

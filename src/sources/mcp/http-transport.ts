@@ -11,20 +11,13 @@
  * resumed with a GET and `Last-Event-ID`. Redirects are not followed (a 3xx is an error). No signal
  * is shared across requests: `close()` destroys what is still open.
  */
-import { StringDecoder } from 'node:string_decoder';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { isMessage, PostAnswer, type AnswerSink, type SseReader, type StreamOptions } from './http-answer.ts';
+import { PostAnswer, type AnswerSink, type StreamOptions } from './http-answer.ts';
+import { SseStream, type StreamSink } from './sse-stream.ts';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Dispatcher } from 'undici';
-import { AsyncLocalStorage } from 'node:async_hooks';
-
-/**
- * The calling user's credential headers (docs/credentials.md) for the requests sent while one
- * call runs: the same server connection carries each user's call with that user's token.
- */
-export const callHeaders = new AsyncLocalStorage<Record<string, string>>();
+import type { CallHeaders } from './call-headers.ts';
 
 /** The SDK's reconnection defaults for a dropped stream. */
 const FIRST_RECONNECT_DELAY_MS = 1000;
@@ -33,6 +26,8 @@ const RECONNECT_GROWTH = 1.5;
 const MAX_RECONNECTS = 2;
 
 type Body = Dispatcher.ResponseData['body'];
+
+const POST_HEADERS = { 'content-type': 'application/json' };
 
 export class UndiciStreamableHttpTransport implements Transport {
   onclose?: () => void;
@@ -44,6 +39,7 @@ export class UndiciStreamableHttpTransport implements Transport {
   readonly #origin: string;
   readonly #path: string;
   readonly #headers: Record<string, string>;
+  readonly #callHeaders: CallHeaders | null;
   #protocolVersion: string | undefined;
   #started = false;
   #closed = false;
@@ -59,12 +55,21 @@ export class UndiciStreamableHttpTransport implements Transport {
     stream: (open, options) => this.#sseReader(open, options),
     message: (message) => this.onmessage?.(message),
   };
+  /** What each SSE stream (sse-stream.ts) does to this transport. */
+  readonly #streams: StreamSink = {
+    message: (message) => this.onmessage?.(message),
+    error: (error) => this.onerror?.(error),
+    retry: (ms) => (this.#retryMs = ms),
+    ended: (stream, err) => this.#streamEnded(stream, err),
+  };
 
-  constructor(url: URL, agent: Dispatcher, headers: Record<string, string> = {}) {
+  /** `callHeaders`: each call's own headers (the calling user's credentials), sent with its messages. */
+  constructor(url: URL, agent: Dispatcher, headers: Record<string, string> = {}, callHeaders: CallHeaders | null = null) {
     this.#agent = agent;
     this.#origin = url.origin;
     this.#path = `${url.pathname}${url.search}`;
     this.#headers = headers;
+    this.#callHeaders = callHeaders;
   }
 
   async start(): Promise<void> {
@@ -80,8 +85,8 @@ export class UndiciStreamableHttpTransport implements Transport {
     return this.#protocolVersion;
   }
 
-  #requestHeaders(accept: string, extra?: Record<string, string>): Record<string, string> {
-    const headers: Record<string, string> = { ...this.#headers, ...callHeaders.getStore(), accept, ...extra };
+  #requestHeaders(accept: string, extra?: Record<string, string>, call?: Record<string, string>): Record<string, string> {
+    const headers: Record<string, string> = { ...this.#headers, ...call, accept, ...extra };
     if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
     if (this.#protocolVersion !== undefined) headers['mcp-protocol-version'] = this.#protocolVersion;
     return headers;
@@ -89,18 +94,18 @@ export class UndiciStreamableHttpTransport implements Transport {
 
   async send(message: JSONRPCMessage | JSONRPCMessage[], options?: TransportSendOptions): Promise<void> {
     try {
+      const call = this.#callHeaders?.of(message);
       if (options?.resumptionToken !== undefined) {
         const replayId = !Array.isArray(message) && 'method' in message && 'id' in message ? message.id : undefined;
-        this.#openGetStream(options.resumptionToken, { reconnectable: true, ...(replayId !== undefined && { replayId }) }).catch((err: Error) =>
-          this.onerror?.(err),
-        );
+        const stream = { reconnectable: true, ...(replayId !== undefined && { replayId }), ...(call !== undefined && { headers: call }) };
+        this.#openGetStream(options.resumptionToken, stream).catch((err: Error) => this.onerror?.(err));
         return;
       }
       await new Promise<void>((resolve, reject) => {
-        const headers = this.#requestHeaders('application/json, text/event-stream', { 'content-type': 'application/json' });
+        const headers = this.#requestHeaders('application/json, text/event-stream', POST_HEADERS, call);
         this.#agent.dispatch(
           { origin: this.#origin, path: this.#path, method: 'POST', headers, body: JSON.stringify(message) },
-          new PostAnswer(this.#answers, message, resolve, reject),
+          new PostAnswer(this.#answers, message, call, resolve, reject),
         );
       });
     } catch (err) {
@@ -113,7 +118,8 @@ export class UndiciStreamableHttpTransport implements Transport {
   /** The GET stream of the server's own messages, or a POST stream resumed from `lastEventId`. */
   async #openGetStream(lastEventId: string | undefined, options: StreamOptions): Promise<void> {
     if (this.#closed) return;
-    const headers = this.#requestHeaders('text/event-stream', lastEventId === undefined ? undefined : { 'last-event-id': lastEventId });
+    const resumed = lastEventId === undefined ? undefined : { 'last-event-id': lastEventId };
+    const headers = this.#requestHeaders('text/event-stream', resumed, options.headers);
     const response = await this.#agent.request({ origin: this.#origin, path: this.#path, method: 'GET', headers });
     if (response.statusCode !== 200) {
       response.body.dump().catch(() => {});
@@ -127,7 +133,7 @@ export class UndiciStreamableHttpTransport implements Transport {
     this.#readStream(response.body, options);
   }
 
-  /** Reads a GET stream (or a resumed POST stream) as it arrives; see SseReader. */
+  /** Reads a GET stream (or a resumed POST stream) as it arrives; see SseStream. */
   #readStream(body: Body, options: StreamOptions): void {
     const reader = this.#sseReader(body, options);
     body.on('data', (chunk: Buffer) => reader.feed(chunk));
@@ -136,55 +142,22 @@ export class UndiciStreamableHttpTransport implements Transport {
     body.on('close', () => reader.finish());
   }
 
-  /**
-   * Hands each message of an SSE stream on as it arrives. When the stream ends or breaks before its
-   * answer and can be resumed (a GET stream, or a POST stream that gave an event id), it is reopened
-   * after the backoff.
-   */
-  #sseReader(open: { destroy(): void }, options: StreamOptions): SseReader {
+  /** An SSE stream to read (see SseStream), ended by `open.destroy()` if the transport closes first. */
+  #sseReader(open: { destroy(): void }, options: StreamOptions): SseStream {
     this.#open.add(open);
-    let answered = false;
-    // undici gives Buffers; a character cut between two of them is joined here.
-    const decoder = new StringDecoder('utf8');
-    const parser = createParser({
-      onEvent: (event: EventSourceMessage) => {
-        if (event.id !== undefined && event.id !== '') lastEventId = event.id;
-        if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return;
-        let message: unknown;
-        try {
-          message = JSON.parse(event.data);
-        } catch (err) {
-          this.onerror?.(new Error(`the server sent an event that is not JSON: ${(err as Error).message}`));
-          return;
-        }
-        if (!isMessage(message)) {
-          this.onerror?.(new Error('the server sent an event that is not a JSON-RPC message'));
-          return;
-        }
-        if ('id' in message && ('result' in message || 'error' in message)) {
-          answered = true;
-          if (options.replayId !== undefined) message.id = options.replayId;
-        }
-        this.onmessage?.(message);
-      },
-      onRetry: (ms: number) => {
-        this.#retryMs = ms;
-      },
-    });
-    let lastEventId: string | undefined;
-    let done = false;
-    return {
-      feed: (chunk) => parser.feed(decoder.write(chunk)),
-      finish: (err) => {
-        if (done) return;
-        done = true;
-        this.#open.delete(open);
-        if (this.#closed) return;
-        if (err !== undefined) this.onerror?.(new Error(`SSE stream disconnected: ${err.message}`));
-        const resumable = options.reconnectable || lastEventId !== undefined;
-        if (resumable && !answered) this.#reconnect(lastEventId, options, 0);
-      },
-    };
+    return new SseStream(this.#streams, open, options);
+  }
+
+  /**
+   * A stream that ends or breaks before its answer and can be resumed (a GET stream, or a POST
+   * stream that gave an event id) is reopened after the backoff.
+   */
+  #streamEnded(stream: SseStream, err: Error | undefined): void {
+    this.#open.delete(stream.open);
+    if (this.#closed) return;
+    if (err !== undefined) this.onerror?.(new Error(`SSE stream disconnected: ${err.message}`));
+    const resumable = stream.options.reconnectable || stream.lastEventId !== undefined;
+    if (resumable && !stream.answered) this.#reconnect(stream.lastEventId, stream.options, 0);
   }
 
   #reconnect(lastEventId: string | undefined, options: StreamOptions, attempt: number): void {

@@ -18,7 +18,6 @@ import type { UpstreamStatus } from '../types.ts';
 import type { McpSourceConfig } from './config.ts';
 import { toolResultOf, upstreamDefinition, type UpstreamDefinition } from './definitions.ts';
 import { McpUpstream } from './upstream.ts';
-import { callHeaders } from './http-transport.ts';
 import { addCredentialHeaders } from '../upstream/credentials.ts';
 import { CallHealth } from '../upstream/health.ts';
 import { UpstreamDown } from '../../errors.ts';
@@ -158,16 +157,12 @@ export class McpSource {
         calls.watch(context, async () => {
           let answer;
           try {
-            const options = {
-              end: callEnd(context),
-              deadline: context.deadline,
-              onProgress: (done: number, total: number | undefined) => context.progress(done, total),
-            };
+            const options = { end: callEnd(context), deadline: context.deadline, progress: context };
             if (credentials === null) answer = await upstream.callTool(upstreamName, params, options);
             else {
               const headers: Record<string, string> = {};
               await addCredentialHeaders(headers, credentials, context);
-              answer = await callHeaders.run(headers, () => upstream.callTool(upstreamName, params, options));
+              answer = await upstream.callTool(upstreamName, params, { ...options, headers });
             }
           } catch (err) {
             if (!(err instanceof UpstreamDown)) throw err;

@@ -20,6 +20,8 @@ import type { Dispatcher } from 'undici';
 import { Cancellation, type CancelListener } from '../../tools/context.ts';
 import type { McpServerConfig } from './config.ts';
 import { UndiciStreamableHttpTransport } from './http-transport.ts';
+import { CallHeaders } from './call-headers.ts';
+import { ANY_RESULT, checkCallToolResult } from './call-result.ts';
 import { StdioTransport } from './stdio-transport.ts';
 import { ToolDefinitionError, UpstreamDown } from '../../errors.ts';
 
@@ -28,12 +30,19 @@ export const MAX_RESTART_DELAY_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 30_000;
 const MAX_TOOL_PAGES = 100;
 
+export interface ProgressListener {
+  progress(done: number, total?: number): void;
+}
+
 export interface UpstreamCallOptions {
   /** The call's end (deadline or cancellation): the server is sent notifications/cancelled when it comes. */
   end: Cancellation | AbortSignal;
   /** Epoch ms: the call's deadline (the request timeout is set a little after it; the signal fires first). */
   deadline: number;
-  onProgress(done: number, total: number | undefined): void;
+  /** Told of the server's progress reports (the call's context). */
+  progress: ProgressListener;
+  /** Headers of this call only (the calling user's credentials), for a server over HTTP. */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -116,7 +125,9 @@ export class McpUpstream {
    * report when the result arrives in the same read (it drops the listener before the queued
    * notification runs); a token of our own outlives the response by a microtask.
    */
-  readonly #progress = new Map<string, UpstreamCallOptions['onProgress']>();
+  readonly #progress = new Map<string, ProgressListener>();
+  /** Each call's own headers, found by the HTTP transport through the call's progress token. */
+  readonly #callHeaders = new CallHeaders();
   #calls = 0;
 
   /** `http`: the connection pool for a server over HTTP. */
@@ -157,7 +168,7 @@ export class McpUpstream {
     client.onerror = (err) => this.#log.debug({ err: err.message }, 'MCP transport error');
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refresh());
     client.setNotificationHandler(ProgressNotificationSchema, ({ params }) =>
-      this.#progress.get(String(params.progressToken))?.(params.progress, params.total),
+      this.#progress.get(String(params.progressToken))?.progress(params.progress, params.total),
     );
     try {
       const transport = this.#transport();
@@ -183,7 +194,7 @@ export class McpUpstream {
     const config = this.#config;
     if (config.kind === 'http') {
       if (this.#http === null) throw new Error('no HTTP connection pool for an MCP server over HTTP');
-      return new UndiciStreamableHttpTransport(new URL(config.url), this.#http, config.headers);
+      return new UndiciStreamableHttpTransport(new URL(config.url), this.#http, config.headers, this.#callHeaders);
     }
     const transport = new StdioTransport({ command: config.command, args: [...config.args], env: config.env, ...(config.cwd !== null && { cwd: config.cwd }) });
     createInterface({ input: transport.stderr }).on('line', (line) => this.#log.debug({ stderr: line.slice(0, 2000) }, 'MCP server stderr'));
@@ -241,13 +252,15 @@ export class McpUpstream {
     const client = this.#client;
     if (client === null || this.#state !== 'up') throw new UpstreamDown(this.downReason ?? 'not connected');
     const progressToken = `toolport-${++this.#calls}`;
-    this.#progress.set(progressToken, options.onProgress);
+    this.#progress.set(progressToken, options.progress);
+    if (options.headers !== undefined) this.#callHeaders.begin(progressToken, options.headers);
     const signal = options.end instanceof Cancellation ? (new EndSignal(options.end) as unknown as AbortSignal) : options.end;
     try {
-      return (await client.callTool({ name, arguments: args, _meta: { progressToken } }, undefined, {
+      const result = await client.callTool({ name, arguments: args, _meta: { progressToken } }, ANY_RESULT, {
         signal,
         timeout: Math.max(1, options.deadline - Date.now()) + 1000,
-      })) as CallToolResult;
+      });
+      return checkCallToolResult(result);
     } catch (err) {
       if (signal.aborted) throw err; // the dispatcher has answered already (deadline or cancel)
       if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout) throw err;
@@ -257,6 +270,7 @@ export class McpUpstream {
       throw new UpstreamDown(reason);
     } finally {
       this.#progress.delete(progressToken);
+      this.#callHeaders.end(progressToken);
     }
   }
 

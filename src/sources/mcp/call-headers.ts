@@ -1,0 +1,48 @@
+/**
+ * The calling user's credential headers (docs/credentials.md) for the messages of one call to an
+ * MCP server over HTTP: the same connection carries each user's call with that user's token. A
+ * call's headers are found by the progress token toolport gives every tools/call, and its
+ * notifications/cancelled by the request id the call went out under.
+ *
+ * Passed explicitly, not through an AsyncLocalStorage: on Node 20 the first `run()` of one turns on
+ * promise hooks for the whole process, and every later call, native ones too, pays for them.
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+interface Entry {
+  readonly headers: Record<string, string>;
+  requestId?: string | number;
+}
+
+export class CallHeaders {
+  readonly #byToken = new Map<string, Entry>();
+  readonly #byRequest = new Map<string | number, Entry>();
+
+  /** Until `end(token)`, the messages of the call whose progress token is `token` carry `headers`. */
+  begin(token: string, headers: Record<string, string>): void {
+    this.#byToken.set(token, { headers });
+  }
+
+  end(token: string): void {
+    const entry = this.#byToken.get(token);
+    if (entry === undefined) return;
+    this.#byToken.delete(token);
+    if (entry.requestId !== undefined) this.#byRequest.delete(entry.requestId);
+  }
+
+  /** The headers of the call `message` belongs to, if it belongs to one that has them. */
+  of(message: JSONRPCMessage | JSONRPCMessage[]): Record<string, string> | undefined {
+    if (this.#byToken.size === 0 || Array.isArray(message) || !('method' in message)) return undefined;
+    if ('id' in message) {
+      const token = message.params?._meta?.progressToken;
+      const entry = typeof token === 'string' ? this.#byToken.get(token) : undefined;
+      if (entry === undefined) return undefined;
+      entry.requestId = message.id;
+      this.#byRequest.set(message.id, entry);
+      return entry.headers;
+    }
+    if (message.method !== 'notifications/cancelled') return undefined;
+    const requestId = message.params?.requestId;
+    return typeof requestId === 'string' || typeof requestId === 'number' ? this.#byRequest.get(requestId)?.headers : undefined;
+  }
+}
