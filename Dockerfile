@@ -1,12 +1,12 @@
 # toolport: the TypeScript sources run with tsx (a runtime dependency); no compile step.
 # Stage 1 installs production dependencies only; stage 2 is the small runtime image.
 
-FROM node:20-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080
