@@ -1,5 +1,5 @@
 /**
- * Node 20, honestly: every package the lock file installs accepts the Node versions package.json's
+ * Node 24, honestly: every package the lock file installs accepts the Node versions package.json's
  * `engines` promises and the Docker image runs, so `npm ci` prints no EBADENGINE and nothing breaks
  * at run time on a version we claim.
  */
