@@ -4,8 +4,10 @@
  * call's headers are found by the progress token toolport gives every tools/call, and its
  * notifications/cancelled by the request id the call went out under.
  *
- * Passed explicitly, not through an AsyncLocalStorage: on Node 20 the first `run()` of one turns on
- * promise hooks for the whole process, and every later call, native ones too, pays for them.
+ * Passed explicitly, not through an AsyncLocalStorage: the headers reach the call's cancellation
+ * and a resumed stream whatever async context sends them, and on Node 20 the first `run()` of one
+ * turned on promise hooks for the whole process, every later call paying for them (Node 24's
+ * AsyncLocalStorage no longer does).
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
