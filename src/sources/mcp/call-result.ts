@@ -5,15 +5,14 @@
  * a result the schema refuses throws its ZodError, as the SDK Client would have.
  */
 import { CallToolResultSchema, ResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isObject } from '../../json.ts';
 
 /** The result schema handed to `Client.callTool`: the SDK's own check that the answer is a result; `checkCallToolResult` does the rest. */
 export const ANY_RESULT = ResultSchema as unknown as typeof CallToolResultSchema;
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** `type: 'text'` and a string `text`, nothing else: a block zod would pass unchanged. */
 function isPlainText(block: unknown): boolean {
-  if (!isRecord(block) || block.type !== 'text' || typeof block.text !== 'string') return false;
+  if (!isObject(block) || block.type !== 'text' || typeof block.text !== 'string') return false;
   for (const key in block) if (key !== 'type' && key !== 'text') return false;
   return true;
 }
@@ -25,12 +24,12 @@ function isPlainResult(result: Record<string, unknown>): boolean {
     if (key === 'content') {
       if (!(value as unknown[]).every(isPlainText)) return false;
     } else if (key === 'structuredContent') {
-      if (!isRecord(value)) return false;
+      if (!isObject(value)) return false;
     } else if (key !== 'isError' || typeof value !== 'boolean') return false;
   }
   return true;
 }
 
 export function checkCallToolResult(result: unknown): CallToolResult {
-  return isRecord(result) && isPlainResult(result) ? (result as CallToolResult) : CallToolResultSchema.parse(result);
+  return isObject(result) && isPlainResult(result) ? (result as CallToolResult) : CallToolResultSchema.parse(result);
 }

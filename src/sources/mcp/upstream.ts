@@ -18,6 +18,7 @@ import {
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { Cancellation, type CancelListener } from '../../tools/context.ts';
+import type { ToolContext } from '../../tools/types.ts';
 import type { McpServerConfig } from './config.ts';
 import { UndiciStreamableHttpTransport } from './http-transport.ts';
 import { CallHeaders } from './call-headers.ts';
@@ -30,9 +31,8 @@ export const MAX_RESTART_DELAY_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 30_000;
 const MAX_TOOL_PAGES = 100;
 
-export interface ProgressListener {
-  progress(done: number, total?: number): void;
-}
+/** Told of the server's progress reports: the call's context. */
+type ProgressListener = Pick<ToolContext, 'progress'>;
 
 export interface UpstreamCallOptions {
   /** The call's end (deadline or cancellation): the server is sent notifications/cancelled when it comes. */
