@@ -1,7 +1,8 @@
 // `npm run bench`: start the baseline, a throwaway Redis and toolport (memory and Redis
 // store) as children, load each scenario with autocannon, print a table and save JSON.
 // Env: BENCH_DURATION (seconds, default 10), BENCH_ONLY (comma list of targets: bare,memory,redis,sdk),
-// BENCH_MATCH (only scenarios whose name contains this text, or one of these comma-separated texts, plus the baseline).
+// BENCH_MATCH (only scenarios whose name contains this text, or one of these comma-separated texts, plus the baseline),
+// BENCH_COMPILED=1 (toolport runs as `node dist/server.js`, as the image does; `npm run build` first).
 import type autocannon from 'autocannon';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,6 +21,8 @@ const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 /** How long a child may take to start: tsx compiles slowly on a loaded machine. */
 const START_TIMEOUT_MS = 120_000;
 const ROOT = path.dirname(BENCH_DIR);
+/** toolport as the image runs it (compiled by tsc) rather than through tsx. */
+const COMPILED = process.env.BENCH_COMPILED === '1';
 const CONNECTIONS = 32;
 const WARMUP_SECONDS = 2;
 /** Length of one slice of a row or of the baseline when they alternate. */
@@ -120,7 +123,8 @@ async function startServers(targets: Set<Target>): Promise<Map<Target, Server>> 
     // Never inherit a REDIS_URL from the shell: it could point at the shared Redis.
     delete env.REDIS_URL;
     if (redisUrl) env.REDIS_URL = redisUrl;
-    const child = startChild(`toolport (${target} store)`, process.execPath, tsxArgs('src/server.ts'), { cwd: ROOT, env });
+    const args = COMPILED ? ['dist/server.js'] : tsxArgs('src/server.ts');
+    const child = startChild(`toolport (${target} store${COMPILED ? ', compiled' : ''})`, process.execPath, args, { cwd: ROOT, env });
     const base = `http://127.0.0.1:${port}`;
     await waitUntilReady(child, 'GET /healthz → 200', http200(`${base}/healthz`), START_TIMEOUT_MS);
     bases.set(target, { base, pid: child.proc.pid! });
@@ -286,6 +290,7 @@ async function main(): Promise<boolean> {
   if ((targets.has('memory') || targets.has('redis')) && !existsSync(path.join(ROOT, 'src/server.ts'))) {
     throw new Error('src/server.ts does not exist yet; run with BENCH_ONLY=bare to benchmark the baseline only');
   }
+  if (COMPILED && !existsSync(path.join(ROOT, 'dist/server.js'))) throw new Error('BENCH_COMPILED=1 needs dist/server.js: run `npm run build` first');
   const bases = await startServers(targets);
 
   const baselineScenario = selected.find((s) => s.name === BASELINE);
