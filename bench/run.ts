@@ -239,7 +239,7 @@ function watchCalls(base: string): Promise<{ bytes(): number; close(): void }> {
  */
 function judge(
   targets: BenchTarget[],
-  row: { ratio: number | null; p50Ms: number; p99Ms: number; bareP50Ms: number | null; bareP99Ms: number | null },
+  row: { ratio: number | null; cpuUs: number; p50Ms: number; p99Ms: number; bareP50Ms: number | null; bareP99Ms: number | null },
 ): { target: string; met: boolean | null } {
   if (targets.length === 0) return { target: '', met: null };
   const checks = targets.map((t): [string, boolean | null] => {
@@ -261,6 +261,11 @@ function judge(
         const times = other == null || row.ratio === null ? null : other / row.ratio;
         return [`CPU ≤ ${t.max}× "${t.of}"${times === null ? '' : ` (${times.toFixed(2)}×)`}`, times === null ? null : times <= t.max];
       }
+      case 'cpuPlus': {
+        const other = cpuByName.get(t.of);
+        const extra = other === undefined ? null : row.cpuUs - other;
+        return [`CPU ≤ "${t.of}" + ${t.maxUs} µs${extra === null ? '' : ` (+${extra.toFixed(1)})`}`, extra === null ? null : extra <= t.maxUs];
+      }
       case 'addedP50':
       case 'addedP99': {
         const [mine, bare] = t.kind === 'addedP50' ? [row.p50Ms, row.bareP50Ms] : [row.p99Ms, row.bareP99Ms];
@@ -278,6 +283,8 @@ function judge(
 
 /** Filled once the runs are done, for judge(): each row's bare CPU/request ÷ its own, over its neighbouring baselines. */
 const ratiosByName = new Map<string, number | null>();
+/** Filled with them: each row's CPU time per request in µs. */
+const cpuByName = new Map<string, number>();
 
 const inverse = (x: number | null) => (x === null || !Number.isFinite(x) || x === 0 ? null : 1 / x);
 
@@ -329,7 +336,10 @@ async function main(): Promise<boolean> {
     });
   }
   const cpuRatioOf = (run: LoadResult, bare: LoadResult | null) => (bare === null ? null : cpuUsPerRequest(run) / cpuUsPerRequest(bare));
-  for (const m of measured) ratiosByName.set(m.scenario.name, inverse(cpuRatioOf(m.run, m.bare)));
+  for (const m of measured) {
+    ratiosByName.set(m.scenario.name, inverse(cpuRatioOf(m.run, m.bare)));
+    cpuByName.set(m.scenario.name, cpuUsPerRequest(m.run));
+  }
   for (const { scenario, run, bare, ratio } of measured) {
     const cpuRatio = cpuRatioOf(run, bare);
     rows.push({
@@ -345,6 +355,7 @@ async function main(): Promise<boolean> {
       errors: run.errors,
       ...judge(scenario.targets ?? [], {
         ratio: inverse(cpuRatio),
+        cpuUs: cpuUsPerRequest(run),
         p50Ms: run.p50Ms,
         p99Ms: run.p99Ms,
         bareP50Ms: bare?.p50Ms ?? null,
