@@ -20,6 +20,7 @@ import { toolResultOf, upstreamDefinition, type UpstreamDefinition } from './def
 import { McpUpstream } from './upstream.ts';
 import { addCredentialHeaders } from '../upstream/credentials.ts';
 import { CallHealth } from '../upstream/health.ts';
+import { UpstreamGuard } from '../upstream/guard.ts';
 import { UpstreamDown } from '../../errors.ts';
 
 const PIN_POLL_MS = 1000;
@@ -43,11 +44,20 @@ export class McpSource {
   #pending = new Map<string, string>();
   #pollTimer: NodeJS.Timeout | null = null;
   readonly #calls = new CallHealth();
+  readonly #guard: UpstreamGuard;
 
   constructor(config: McpSourceConfig, deps: McpSourceDeps) {
     this.config = config;
     this.#deps = deps;
     this.#log = deps.log.child({ upstream: config.source });
+    const server = config.server;
+    this.#guard = new UpstreamGuard(
+      server.kind === 'http' ? new URL(server.url).origin : 'stdio',
+      `its MCP server "${config.source}"`,
+      config.guard,
+      this.#calls,
+      this.#log,
+    );
     this.upstream = new McpUpstream(config.server, this.#log, deps.version, (tools) => this.#apply(tools), deps.http);
   }
 
@@ -64,6 +74,7 @@ export class McpSource {
       reason: this.upstream.downReason,
       calls: this.#calls.view(),
       pending: this.#pending.size,
+      guards: [this.#guard.view()],
     };
   }
 
@@ -149,12 +160,12 @@ export class McpSource {
     const server = this.config.server;
     const kind = server.kind;
     const credentials = server.kind === 'http' && server.uses.length > 0 ? server.credentials : null;
-    const calls = this.#calls;
+    const guard = this.#guard;
     return {
       ...definition,
       ...(credentials !== null && server.kind === 'http' && { credentials: [...server.uses] }),
       handler: (params: Record<string, unknown>, context: ToolContext): Promise<HandlerReturn> =>
-        calls.watch(context, async () => {
+        guard.run(context, async () => {
           let answer;
           try {
             const options = { end: callEnd(context), deadline: context.deadline, progress: context };

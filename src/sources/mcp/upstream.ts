@@ -26,8 +26,8 @@ import { ANY_RESULT, checkCallToolResult } from './call-result.ts';
 import { StdioTransport } from './stdio-transport.ts';
 import { ToolDefinitionError, UpstreamDown } from '../../errors.ts';
 
-export const FIRST_RESTART_DELAY_MS = 500;
-export const MAX_RESTART_DELAY_MS = 30_000;
+export const FIRST_RESTART_DELAY_MS = 1000;
+export const MAX_RESTART_DELAY_MS = 60_000;
 const CONNECT_TIMEOUT_MS = 30_000;
 const MAX_TOOL_PAGES = 100;
 

@@ -5,6 +5,7 @@
  */
 import { ToolFailure } from '../../tools/failure.ts';
 import type { ToolContext } from '../../tools/types.ts';
+import type { UpstreamGuard } from './guard.ts';
 
 /** How many of the latest calls decide the state. */
 const WINDOW = 20;
@@ -43,15 +44,33 @@ export class CallHealth {
   async watch<T>(context: ToolContext, forward: () => Promise<T>): Promise<T> {
     try {
       const answer = await forward();
-      this.#count(false);
+      this.answered();
       return answer;
     } catch (err) {
-      if (context.signal.aborted) {
-        if (Date.now() >= context.deadline) this.#failed('deadline_exceeded', 'no answer by the deadline');
-      } else if (err instanceof ToolFailure && err.code === 'upstream_unavailable') this.#failed(err.code, err.detail);
-      else if (err instanceof ToolFailure) this.#count(false); // it answered, with a refusal or the tool's own error
+      this.settle(context, err);
       throw err;
     }
+  }
+
+  /** The upstream answered. */
+  answered(): void {
+    this.#count(false);
+  }
+
+  /** Counts a forwarded call that threw `err`: 'failed' (against the upstream), 'answered' (for it) or 'none'. */
+  settle(context: ToolContext, err: unknown): 'failed' | 'answered' | 'none' {
+    if (context.signal.aborted) {
+      if (Date.now() < context.deadline) return 'none';
+      this.#failed('deadline_exceeded', 'no answer by the deadline');
+      return 'failed';
+    }
+    if (!(err instanceof ToolFailure)) return 'none';
+    if (err.code === 'upstream_unavailable') {
+      this.#failed(err.code, err.detail);
+      return 'failed';
+    }
+    this.#count(false); // it answered, with a refusal or the tool's own error
+    return 'answered';
   }
 
   view(): CallHealthView {
@@ -74,6 +93,6 @@ export class CallHealth {
 }
 
 /** The status of an upstream known only by its calls (HTTP, OpenAPI): its connection is never down. */
-export function callsOnlyStatus(source: string, kind: 'openapi' | 'http', calls: CallHealth) {
-  return { source, kind, up: true, reason: null, calls: calls.view(), pending: 0 } as const;
+export function callsOnlyStatus(source: string, kind: 'openapi' | 'http', calls: CallHealth, guards: readonly UpstreamGuard[]) {
+  return { source, kind, up: true, reason: null, calls: calls.view(), pending: 0, guards: guards.map((guard) => guard.view()) } as const;
 }
