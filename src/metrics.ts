@@ -229,7 +229,8 @@ export class Metrics {
         ],
       ),
     ];
-    for (const metric of metrics) this.#app.registerMetric(metric as unknown as Metric);
+    // The registry scraped is a merge made at the start: a metric added later joins it directly.
+    for (const metric of metrics) this.registry.registerMetric(metric as unknown as Metric);
   }
 
   sessionConflict(tool: string): void {
