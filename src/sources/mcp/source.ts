@@ -156,16 +156,16 @@ export class McpSource {
 
   #forwarding(definition: UpstreamDefinition, upstreamName: string): ToolDefinition {
     const upstream = this.upstream;
-    const source = this.config.source;
     const server = this.config.server;
-    const kind = server.kind;
     const credentials = server.kind === 'http' && server.uses.length > 0 ? server.credentials : null;
     const guard = this.#guard;
     return {
       ...definition,
       ...(credentials !== null && server.kind === 'http' && { credentials: [...server.uses] }),
-      handler: (params: Record<string, unknown>, context: ToolContext): Promise<HandlerReturn> =>
-        guard.run(context, async () => {
+      handler: (params: Record<string, unknown>, context: ToolContext): Promise<HandlerReturn> => {
+        // A server known to be down answers at once; its restart has a backoff of its own, so the breaker does not count it.
+        if (!upstream.up) return Promise.reject(this.#down(definition.name, context, upstream.downReason ?? 'not connected'));
+        return guard.run(context, async () => {
           let answer;
           try {
             const options = { end: callEnd(context), deadline: context.deadline, progress: context };
@@ -177,16 +177,29 @@ export class McpSource {
             }
           } catch (err) {
             if (!(err instanceof UpstreamDown)) throw err;
-            const again = kind === 'stdio' ? 'toolport restarts it' : 'toolport reconnects to it';
-            throw new ToolFailure(
-              'upstream_unavailable',
-              `Tool "${definition.name}" is unavailable now: its MCP server "${source}" is not answering. Retrying in a little while may help (${again}).`,
-              `MCP server "${source}": ${err.message}`,
-            );
+            throw this.#notAnswering(definition.name, err.message);
           }
           return toolResultOf(answer, definition.name);
-        }),
+        });
+      },
     };
+  }
+
+  #notAnswering(toolName: string, reason: string): ToolFailure {
+    const source = this.config.source;
+    const again = this.config.server.kind === 'stdio' ? 'toolport restarts it' : 'toolport reconnects to it';
+    return new ToolFailure(
+      'upstream_unavailable',
+      `Tool "${toolName}" is unavailable now: its MCP server "${source}" is not answering. Retrying in a little while may help (${again}).`,
+      `MCP server "${source}": ${reason}`,
+    );
+  }
+
+  /** A call to a server that is down: counted in its health, answered at once. */
+  #down(toolName: string, context: ToolContext, reason: string): ToolFailure {
+    const failure = this.#notAnswering(toolName, reason);
+    this.#calls.settle(context, failure);
+    return failure;
   }
 
   #startPolling(): void {

@@ -228,6 +228,11 @@ export class UpstreamGuard {
   }
 }
 
+/** The status of an upstream known only by its calls (HTTP, OpenAPI): its connection is never down. */
+export function callsOnlyStatus(source: string, kind: 'openapi' | 'http', calls: CallHealth, guards: readonly UpstreamGuard[]) {
+  return { source, kind, up: true, reason: null, calls: calls.view(), pending: 0, guards: guards.map((guard) => guard.view()) } as const;
+}
+
 function secondsUntil(at: number, now: number): number {
   return Math.max(1, Math.ceil((at - now) / 1000));
 }

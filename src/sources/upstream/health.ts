@@ -5,7 +5,6 @@
  */
 import { ToolFailure } from '../../tools/failure.ts';
 import type { ToolContext } from '../../tools/types.ts';
-import type { UpstreamGuard } from './guard.ts';
 
 /** How many of the latest calls decide the state. */
 const WINDOW = 20;
@@ -93,9 +92,4 @@ export class CallHealth {
     if (this.#recent.length > WINDOW) this.#recent.shift();
     this.#failuresInRow = failed ? this.#failuresInRow + 1 : 0;
   }
-}
-
-/** The status of an upstream known only by its calls (HTTP, OpenAPI): its connection is never down. */
-export function callsOnlyStatus(source: string, kind: 'openapi' | 'http', calls: CallHealth, guards: readonly UpstreamGuard[]) {
-  return { source, kind, up: true, reason: null, calls: calls.view(), pending: 0, guards: guards.map((guard) => guard.view()) } as const;
 }
