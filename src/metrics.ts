@@ -211,12 +211,16 @@ export class Metrics {
   /** The upstreams' breakers, places and refusals, read at each scrape. */
   watchUpstreams(read: () => readonly UpstreamGuardSample[]): void {
     const metrics = [
-      new UpstreamMetric('toolport_upstream_breaker_state', "An upstream's circuit breaker: 0 closed, 1 half-open (a call probes), 2 open", 'gauge', read, (u) => [
-        [{}, BREAKER_VALUE[u.breaker]],
-      ]),
+      new UpstreamMetric(
+        'toolport_upstream_breaker_state',
+        "An upstream's circuit breaker: 0 closed, 1 half-open (a call probes), 2 open",
+        'gauge',
+        read,
+        (u) => [[{}, BREAKER_VALUE[u.breaker]]],
+      ),
       new UpstreamMetric('toolport_upstream_breaker_opened_total', "Times an upstream's circuit breaker opened", 'counter', read, (u) => [[{}, u.opened]]),
       new UpstreamMetric('toolport_upstream_in_flight', 'Calls at an upstream now', 'gauge', read, (u) => [[{}, u.in_flight]]),
-      new UpstreamMetric('toolport_upstream_queued', "Calls waiting for a place at an upstream (its max_concurrency)", 'gauge', read, (u) => [[{}, u.queued]]),
+      new UpstreamMetric('toolport_upstream_queued', 'Calls waiting for a place at an upstream (its max_concurrency)', 'gauge', read, (u) => [[{}, u.queued]]),
       new UpstreamMetric(
         'toolport_upstream_rejected_total',
         'Calls answered without reaching their upstream, by reason: open (breaker), busy (no place before the deadline), rate (rate_per_min)',

@@ -51,7 +51,11 @@ const guardSchema = {
   required: ['upstream', 'breaker', 'retry_after_s', 'failures_in_row', 'opened', 'in_flight', 'queued', 'rejected', 'limits'],
   properties: {
     upstream: { type: 'string', description: 'what is guarded: an origin, or stdio for an MCP server run as a child' },
-    breaker: { type: 'string', enum: ['closed', 'open', 'half_open'], description: 'open: calls answer upstream_unavailable at once; half_open: one call probes' },
+    breaker: {
+      type: 'string',
+      enum: ['closed', 'open', 'half_open'],
+      description: 'open: calls answer upstream_unavailable at once; half_open: one call probes',
+    },
     retry_after_s: { ...nullableInteger, description: 'while open: seconds until a call may probe' },
     failures_in_row: { type: 'integer', description: 'failures or time-outs in a row (the breaker opens at limits.failures)' },
     opened: { type: 'integer', description: 'how often the breaker opened since the start' },
@@ -101,7 +105,11 @@ const sourceListSchema = {
           last_error: failureSchema,
           pending: { type: 'integer', description: 'pinned tools whose upstream definition changed and waits for an admin' },
           breaker: { type: 'string', enum: ['closed', 'open', 'half_open'], description: "the least healthy of its upstreams' circuit breakers" },
-          guards: { type: 'array', items: guardSchema, description: 'its breaker and limits: one per origin for the HTTP tools, one for an OpenAPI source or MCP server' },
+          guards: {
+            type: 'array',
+            items: guardSchema,
+            description: 'its breaker and limits: one per origin for the HTTP tools, one for an OpenAPI source or MCP server',
+          },
         },
       },
     },
@@ -118,11 +126,14 @@ function stateOf(upstream: UpstreamStatus, breaker: BreakerState): SourceAnswer[
 }
 
 function answerOf(name: string, kind: SourceKind, tools: string[], upstream: UpstreamStatus | undefined): SourceAnswer {
-  if (upstream === undefined) return { name, kind, tools, state: 'up', reason: null, calls: 0, failures: 0, last_error: null, pending: 0, breaker: 'closed', guards: [] };
+  if (upstream === undefined)
+    return { name, kind, tools, state: 'up', reason: null, calls: 0, failures: 0, last_error: null, pending: 0, breaker: 'closed', guards: [] };
   const { calls, guards } = upstream;
   const breaker = guards.reduce<BreakerState>((worst, g) => (BREAKER_RANK[g.breaker] > BREAKER_RANK[worst] ? g.breaker : worst), 'closed');
   const open = guards.find((g) => g.breaker !== 'closed');
-  const reason = upstream.reason ?? (open === undefined ? null : `circuit breaker ${open.breaker.replace('_', '-')} for ${open.upstream} after ${open.failures_in_row} failures in a row`);
+  const reason =
+    upstream.reason ??
+    (open === undefined ? null : `circuit breaker ${open.breaker.replace('_', '-')} for ${open.upstream} after ${open.failures_in_row} failures in a row`);
   return {
     name,
     kind,

@@ -138,13 +138,16 @@ export function invocationResult(call: CallIdentity, parts: ResultParts, maxChar
   return result;
 }
 
-export function failure(call: CallIdentity, code: ErrorCode, message: string, detail: string, maxChars: number, retryAfterS: number | null = null): InvocationResult {
+export function failure(
+  call: CallIdentity,
+  code: ErrorCode,
+  message: string,
+  detail: string,
+  maxChars: number,
+  retryAfterS: number | null = null,
+): InvocationResult {
   const error: ToolError = retryAfterS === null ? { code, detail } : { code, detail, retry_after_s: retryAfterS };
-  return invocationResult(
-    call,
-    { success: false, message, value: null, excludeValue: false, valueJson: null, error, toolHash: call.toolHash },
-    maxChars,
-  );
+  return invocationResult(call, { success: false, message, value: null, excludeValue: false, valueJson: null, error, toolHash: call.toolHash }, maxChars);
 }
 
 /** A thrown value as text, whatever was thrown (a non-Error, or an object whose toString throws). */

@@ -105,7 +105,9 @@ function guardsByOrigin(read: readonly ReadEntry[], calls: CallHealth, context: 
     if (guard === null) continue;
     const earlier = settings.get(tool.origin);
     if (earlier !== undefined && describeGuard(earlier.guard) !== describeGuard(guard)) {
-      reader.fail(`its limits (${describeGuard(guard)}) differ from those ${earlier.where} sets for the same origin ${tool.origin}; the tools of one origin share them`);
+      reader.fail(
+        `its limits (${describeGuard(guard)}) differ from those ${earlier.where} sets for the same origin ${tool.origin}; the tools of one origin share them`,
+      );
     }
     settings.set(tool.origin, { guard, where: reader.where });
   }

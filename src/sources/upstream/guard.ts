@@ -96,7 +96,8 @@ export class UpstreamGuard {
   }
 
   #state(now: number): BreakerState {
-    return this.#openUntil === 0 ? 'closed' : now < this.#openUntil || this.#probing ? (this.#probing ? 'half_open' : 'open') : 'half_open';
+    if (this.#openUntil === 0) return 'closed';
+    return this.#probing || now >= this.#openUntil ? 'half_open' : 'open';
   }
 
   async #guarded<T>(context: ToolContext, forward: () => Promise<T>): Promise<T> {

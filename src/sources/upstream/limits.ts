@@ -49,7 +49,8 @@ export function readGuardSettings(reader: EntryReader): GuardSettings {
       settings.failures = failures as number;
     }
     if (openS !== undefined) {
-      if (typeof openS !== 'number' || !Number.isFinite(openS) || openS <= 0 || openS > 86_400) reader.fail('breaker.open_s must be a number of seconds above 0 (at most 86400)');
+      if (typeof openS !== 'number' || !Number.isFinite(openS) || openS <= 0 || openS > 86_400)
+        reader.fail('breaker.open_s must be a number of seconds above 0 (at most 86400)');
       settings.openMs = Math.round(openS * 1000);
     }
   }
