@@ -206,6 +206,7 @@ describe('a stdio MCP server that exits at once', () => {
       // Each wait is the delay (1 s doubling) plus the time the child took to start and exit.
       gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(1000 * 2 ** i - 50));
       expect(await guardOf(app, 'dying')).toMatchObject({ kind: 'mcp', state: 'down', tools: [] });
+      await eventually('GET /sources says when it starts again', async () => /started again in \d+ s/.test((await guardOf(app, 'dying')).reason), 3000);
     } finally {
       await app.close();
     }

@@ -67,11 +67,13 @@ export class McpSource {
   }
 
   status(): UpstreamStatus {
+    const next = this.upstream.nextAttemptInS;
+    const again = this.config.server.kind === 'stdio' ? 'started again' : 'connected again';
     return {
       source: this.config.source,
       kind: 'mcp',
       up: this.upstream.up,
-      reason: this.upstream.downReason,
+      reason: next === null ? this.upstream.downReason : `${this.upstream.downReason} (${again} in ${next} s)`,
       calls: this.#calls.view(),
       pending: this.#pending.size,
       guards: [this.#guard.view()],
