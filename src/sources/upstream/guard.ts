@@ -116,6 +116,13 @@ export class UpstreamGuard {
       if (probe) this.#probing = false;
       throw err;
     }
+    // The breaker opened while this call waited for its place: it answers now, as the calls after it do.
+    if (capped && !probe && this.#openUntil !== 0) {
+      this.#release();
+      this.#rate?.giveBack('');
+      this.#callerRate?.giveBack(caller);
+      throw this.#unavailable(Date.now());
+    }
     return this.#forward(context, forward, probe, capped);
   }
 
