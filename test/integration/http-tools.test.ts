@@ -1,5 +1,5 @@
 /**
- * HTTP tools (SPEC §10): TOOLS_FILE `http:` entries forwarded to a Python tool server and to a Node
+ * HTTP tools (docs/tool-sources.md): TOOLS_FILE `http:` entries forwarded to a Python tool server and to a Node
  * server that misbehaves, through the real app: answers mapped, failures coded, headers sent.
  */
 import { randomUUID } from 'node:crypto';

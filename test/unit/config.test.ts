@@ -17,7 +17,7 @@ function configErrorOf(env: Record<string, string>): ConfigError {
 }
 
 describe('loadConfig', () => {
-  it('uses the defaults of SPEC §1 when the environment is empty', () => {
+  it('uses the defaults of docs/operations.md when the environment is empty', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 8080,

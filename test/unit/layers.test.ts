@@ -172,6 +172,12 @@ describe('the import graph of src/', () => {
     expect([...pages].filter((page) => !existsSync(resolve(SRC, '..', page)))).toEqual([]);
   });
 
+  it("points the tests' comments at the docs too: no section sign of an outside document", () => {
+    const tests = resolve(SRC, '../test');
+    const cited = allSourceFiles(tests).filter((file) => file !== fileURLToPath(import.meta.url) && readFileSync(file, 'utf8').includes('\u00a7'));
+    expect(cited.map((file) => relative(tests, file))).toEqual([]);
+  });
+
   it('finds an arrow that points back up (the check can fail)', () => {
     expect(arrowsUp([{ from: 'tools/invoke.ts', to: 'ledger/guard.ts' }])).toEqual(['src/tools/invoke.ts -> src/ledger/guard.ts']);
     expect(arrowsUp([{ from: 'store/redis/store.ts', to: 'routes/health.ts' }])).toHaveLength(1);
