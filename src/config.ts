@@ -67,6 +67,10 @@ export interface Config {
   readonly approvalWebhookUrl: string | null;
   /** The HMAC-SHA256 key of the webhook's X-Toolport-Signature; null: unsigned. */
   readonly approvalWebhookSecret: string | null;
+  /** ALLOWED_HOSTS: Host names answered besides the loopback ones and PUBLIC_URL's (`*`: any); null: not set (docs/operations.md). */
+  readonly allowedHosts: readonly string[] | null;
+  /** CORS_ORIGINS: origins (scheme://host[:port]) that may call from a browser, with CORS; empty: none but the service's own. */
+  readonly corsOrigins: readonly string[];
 }
 
 export const BUILTIN_GROUPS = ['planning', 'workspace', 'introspect', 'results', 'search'] as const;
@@ -186,6 +190,27 @@ function httpUrl(env: Env, name: string): string | null {
   return raw;
 }
 
+function commaList(env: Env, name: string): string[] {
+  return (text(env, name) ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+/** `scheme://host[:port]` as browsers send it in Origin (lower case, default port dropped). */
+function originOf(raw: string, name: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    // refused below
+  }
+  if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw new ConfigError(`${name} must list origins such as https://app.example.com (scheme, host and port only), got "${raw}"`);
+  }
+  return url.origin;
+}
+
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = text(env, name)?.toLowerCase();
   if (raw === undefined) return fallback;
@@ -276,5 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
     approvalTtlS: integer(env, 'APPROVAL_TTL_S', 86_400, 1, 30 * 86_400),
     approvalWebhookUrl: httpUrl(env, 'APPROVAL_WEBHOOK_URL'),
     approvalWebhookSecret: secretText(env, 'APPROVAL_WEBHOOK_SECRET') ?? null,
+    allowedHosts: text(env, 'ALLOWED_HOSTS') === undefined ? null : Object.freeze(commaList(env, 'ALLOWED_HOSTS').map((h) => h.toLowerCase())),
+    corsOrigins: Object.freeze(commaList(env, 'CORS_ORIGINS').map((origin) => originOf(origin, 'CORS_ORIGINS'))),
   });
 }

@@ -36,6 +36,7 @@ export class EventStreamReply {
       this.#open = true;
       this.#reply.hijack();
       raw.writeHead(200, {
+        ...this.#reply.getHeaders(), // what hooks set before the stream began (CORS)
         'content-type': 'text/event-stream',
         'cache-control': 'no-cache',
         'x-request-id': String(this.#request.id),
