@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { createHttpServer } from './app/http.ts';
 import { registerRoutes } from './app/routes.ts';
-import { openServices, type ServiceOptions } from './app/services.ts';
+import { openServices, type ServiceOptions, type Services } from './app/services.ts';
 import { CallFeed } from './calls/feed.ts';
 import type { Config } from './config.ts';
 import { CredentialsStage } from './credentials/stage.ts';
@@ -16,6 +16,7 @@ import { answerCalls } from './http/answer-calls.ts';
 import { taskAccess } from './http/scope.ts';
 import { LedgerGuard } from './ledger/guard.ts';
 import { requestTracingPlugin } from './plugins/tracing.ts';
+import { KnownSecrets, RedactionStage } from './redaction/stage.ts';
 import { StagedSessionRunner } from './sessions/runner.ts';
 import type { Store } from './store/types.ts';
 import { resumeWaitingTasks } from './tasks/connections.ts';
@@ -73,6 +74,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     tracing: tracing?.callTracer(config.traceArguments) ?? null,
     onCall: feed.observe,
     ...(vault !== null && { credentials: new CredentialsStage(vault, config.maxContentChars) }),
+    ...redactionOf(config, services),
     ...(policy.gate !== null && { policy: policy.gate }),
   });
   // A task runs the very pipeline a synchronous call runs; only where the answer goes differs.
@@ -96,6 +98,23 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   resumeWaitingTasks(tasks, { vault, approvals: policy.approvals }, logger);
   await registerRoutes(app, { ...services, config, version: VERSION, dispatcher, tasks, feed });
   return app;
+}
+
+/**
+ * The redaction stage, with the service's own secrets: the tools file's `${VAR}`s, OAuth client
+ * secrets and the webhook's key. Absent when there is nothing to redact: no such secret, no vault
+ * (whose credentials a call may hold) and no bearer (open service).
+ */
+function redactionOf(config: Config, services: Services): { redaction: RedactionStage } | null {
+  const { sources, vault, keys } = services;
+  const known = new KnownSecrets();
+  known.set('tools file', sources?.variables ?? []);
+  const configured = [...(vault?.definitions.values() ?? [])].flatMap((d) =>
+    d.kind === 'oauth2' && d.clientSecret !== null ? [{ name: `${d.name}.client_secret`, value: d.clientSecret }] : [],
+  );
+  if (config.approvalWebhookSecret !== null) configured.push({ name: 'APPROVAL_WEBHOOK_SECRET', value: config.approvalWebhookSecret });
+  known.set('configuration', configured);
+  return known.matcher.size === 0 && vault === null && keys === null ? null : { redaction: new RedactionStage(known) };
 }
 
 declare module 'fastify' {

@@ -15,6 +15,7 @@ const file: ToolsFile = {
   credentials: null,
   policy: [],
   toolsets: undefined,
+  variables: [],
 };
 const read = (value: Record<string, unknown>) => readMcpEntry({ where: 'mcp[0]', value }, file);
 const problem = (value: Record<string, unknown>) => {
