@@ -26,7 +26,11 @@ async function request(app: FastifyInstance, method: 'GET' | 'POST', url: string
   const response = await app.inject({
     method,
     url,
-    headers: { accept: url.startsWith('/mcp') ? 'application/json, text/event-stream' : 'application/json', ...(body !== undefined && { 'content-type': 'application/json' }), ...headers },
+    headers: {
+      accept: url.startsWith('/mcp') ? 'application/json, text/event-stream' : 'application/json',
+      ...(body !== undefined && { 'content-type': 'application/json' }),
+      ...headers,
+    },
     ...(body !== undefined && { payload: JSON.stringify(body) }),
   });
   const json = /json/.test(String(response.headers['content-type'] ?? ''));
@@ -58,7 +62,16 @@ describe('Host on a loopback bind (the default)', () => {
   }
 
   it('answers the loopback names and addresses, PUBLIC_URL and ALLOWED_HOSTS, whatever the port and case', async () => {
-    for (const host of ['localhost:8080', 'LOCALHOST', '127.0.0.1:8080', '[::1]:8080', 'tools.example.com', 'toolport:8080', 'gateway.internal', '10.0.0.7:8080']) {
+    for (const host of [
+      'localhost:8080',
+      'LOCALHOST',
+      '127.0.0.1:8080',
+      '[::1]:8080',
+      'tools.example.com',
+      'toolport:8080',
+      'gateway.internal',
+      '10.0.0.7:8080',
+    ]) {
       const answer = await request(app, 'POST', '/tools/invoke', { host }, CALL);
       expect(answer.status, host).toBe(200);
       expect(answer.body!.success).toBe(true);
@@ -119,7 +132,12 @@ describe('Origin', () => {
     const preflight = await app.inject({
       method: 'OPTIONS',
       url: '/mcp',
-      headers: { host: 'localhost:8080', origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, authorization' },
+      headers: {
+        host: 'localhost:8080',
+        origin: 'http://localhost:5173',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, authorization',
+      },
     });
     expect(preflight.statusCode).toBe(204);
     expect(preflight.headers['access-control-allow-origin']).toBe('http://localhost:5173');
