@@ -21,6 +21,7 @@ import type { Store } from './store/types.ts';
 import { resumeWaitingTasks } from './tasks/connections.ts';
 import { TASK_SIGNALS_WAIT_MS, TaskRunner } from './tasks/runner.ts';
 import { Dispatcher } from './tools/invoke.ts';
+import type { WorkerPool } from './tools/isolation/pool.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import type { Toolsets } from './toolsets/index.ts';
 import { flushTracing, traceLogFields } from './tracing/index.ts';
@@ -52,6 +53,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await tasks.close(); // built below, before the app can close
     policy.close();
     await sources?.close();
+    await services.workers.close();
     await feed.close();
     await store.close();
   });
@@ -91,7 +93,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   // Hear the other replicas' task signals before answering (bounded: a store that is down answers 503 meanwhile).
   await Promise.race([tasks.listening, new Promise((resolve) => setTimeout(resolve, TASK_SIGNALS_WAIT_MS).unref())]);
-  app.decorate('toolport', { registry, store, dispatcher, config, feed, toolsets, tasks });
+  app.decorate('toolport', { registry, store, dispatcher, config, feed, toolsets, tasks, workers: services.workers });
   provenance.recordAtStart();
   resumeWaitingTasks(tasks, { vault, approvals: policy.approvals }, logger);
   await registerRoutes(app, { ...services, config, version: VERSION, dispatcher, tasks, feed });
@@ -100,6 +102,15 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
 declare module 'fastify' {
   interface FastifyInstance {
-    toolport: { registry: ToolRegistry; store: Store; dispatcher: Dispatcher; config: Config; feed: CallFeed; toolsets: Toolsets; tasks: TaskRunner };
+    toolport: {
+      registry: ToolRegistry;
+      store: Store;
+      dispatcher: Dispatcher;
+      config: Config;
+      feed: CallFeed;
+      toolsets: Toolsets;
+      tasks: TaskRunner;
+      workers: WorkerPool;
+    };
   }
 }

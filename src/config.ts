@@ -3,6 +3,7 @@
  * variable. A secret variable may come from a file instead (`<VAR>_FILE`, as Docker secrets do).
  */
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { ConfigError } from './errors.ts';
 
 export interface Config {
@@ -12,6 +13,14 @@ export interface Config {
   readonly redisClusterNodes: readonly { host: string; port: number }[] | null;
   readonly keyPrefix: string;
   readonly toolPlugins: readonly string[];
+  /** TOOL_ISOLATION: where plugin tools' handlers run unless their plugin or definition says (docs/plugins.md). */
+  readonly toolIsolation: 'none' | 'worker';
+  /** WORKER_POOL_SIZE: worker threads for isolated handlers (default: the cores). */
+  readonly workerPoolSize: number;
+  /** WORKER_MAX_OLD_GENERATION_MB: each worker's heap limit; a handler past it answers tool_crashed. */
+  readonly workerMaxOldGenerationMb: number;
+  /** MAX_EVENT_LOOP_DELAY_MS: past this event-loop lag, new calls answer 503 (0: never). */
+  readonly maxEventLoopDelayMs: number;
   /** TOOLS_FILE: a YAML or JSON file of tool sources (docs/tool-sources.md). */
   readonly toolsFile: string | null;
   readonly apiKeysFile: string | null;
@@ -171,6 +180,12 @@ function builtinGroups(env: Env): ReadonlySet<BuiltinGroup> {
   return new Set(names as BuiltinGroup[]);
 }
 
+function isolation(env: Env): 'none' | 'worker' {
+  const raw = text(env, 'TOOL_ISOLATION')?.toLowerCase() ?? 'none';
+  if (raw !== 'none' && raw !== 'worker') throw new ConfigError(`TOOL_ISOLATION must be none or worker, got "${env.TOOL_ISOLATION}"`);
+  return raw;
+}
+
 function httpUrl(env: Env, name: string): string | null {
   const raw = text(env, name);
   if (raw === undefined) return null;
@@ -248,6 +263,10 @@ export function loadConfig(env: Env = process.env): Config {
         .map((s) => s.trim())
         .filter((s) => s !== ''),
     ),
+    toolIsolation: isolation(env),
+    workerPoolSize: integer(env, 'WORKER_POOL_SIZE', availableParallelism(), 1, 1024),
+    workerMaxOldGenerationMb: integer(env, 'WORKER_MAX_OLD_GENERATION_MB', 256, 16, 64 * 1024),
+    maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 3_600_000),
     toolsFile: text(env, 'TOOLS_FILE') ?? null,
     apiKeysFile: text(env, 'API_KEYS_FILE') ?? null,
     workspaceRoot: text(env, 'WORKSPACE_ROOT') ?? null,

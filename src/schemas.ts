@@ -43,6 +43,7 @@ export const invocationResultSchema = {
             'cancelled',
             'upstream_rejected',
             'upstream_unavailable',
+            'tool_crashed',
             'tool_changed',
             'authorization_required',
             'approval_required',

@@ -17,7 +17,8 @@ import type { ToolSources } from '../sources/index.ts';
 import { createStore } from '../store/index.ts';
 import { ResultResources } from '../store/results.ts';
 import type { Store } from '../store/types.ts';
-import { loadPlugins } from '../tools/plugins.ts';
+import { WorkerPool } from '../tools/isolation/pool.ts';
+import { loadPlugins, type PluginOptions } from '../tools/plugins.ts';
 import { Provenance } from '../tools/provenance.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { sourceKind } from '../tools/source-kind.ts';
@@ -46,6 +47,8 @@ export interface Services {
   readonly metrics: Metrics;
   readonly policy: PolicyParts;
   readonly toolsets: Toolsets;
+  /** The worker threads of isolated handlers (docs/plugins.md); started only when a tool is isolated. */
+  readonly workers: WorkerPool;
 }
 
 export async function openServices(config: Config, options: ServiceOptions, logger: Logger, version: string): Promise<Services> {
@@ -63,6 +66,8 @@ export async function openServices(config: Config, options: ServiceOptions, logg
   const results = new ResultResources(store.results, config.resultTtlS);
   const provenance = new Provenance(store, registry, logger);
   const metrics = new Metrics();
+  const workers = new WorkerPool({ size: config.workerPoolSize, maxOldGenerationMb: config.workerMaxOldGenerationMb, log: logger });
+  const plugins: PluginOptions = { isolation: config.toolIsolation, workers };
   let sources: ToolSources | null = null;
   try {
     await registerBuiltins(registry, {
@@ -77,11 +82,11 @@ export async function openServices(config: Config, options: ServiceOptions, logg
     });
     const builtins = new Set(registry.list().map((t) => t.name));
     if (options.register) await registry.withSource('app options', () => options.register!(registry));
-    await loadPlugins(registry, config.toolPlugins);
+    await loadPlugins(registry, config.toolPlugins, process.cwd(), plugins);
     if (config.toolsFile !== null) {
       // Loaded only when used: the HTTP client and the OpenAPI parser cost start-up time.
       const { loadToolSources } = await import('../sources/index.ts');
-      sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version });
+      sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version, plugins });
     }
     const vault = openVault(config, registry, sources, store, logger);
     const rules = sources === null ? null : { file: sources.path, entries: sources.policy };
@@ -90,8 +95,11 @@ export async function openServices(config: Config, options: ServiceOptions, logg
     const toolsets = new Toolsets(sources?.toolsets ?? [], registry);
     toolsets.warnUnmatched(logger);
     keys?.bindToolsets(new Set(toolsets.definitions().map((d) => d.name)), (toolset, tool) => toolsets.isMember(toolset, tool));
-    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets };
+    // Started now, when a tool needs it: the workers import their modules before the first call.
+    if (workers.prepared) workers.start();
+    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets, workers };
   } catch (err) {
+    await workers.close();
     await sources?.close();
     await store.close();
     throw err;

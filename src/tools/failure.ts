@@ -6,7 +6,7 @@
 import type { AuthorizationLink, ErrorCode } from './outcome.ts';
 
 /** The codes a handler may end its call with; the others belong to the dispatcher and the ledger. */
-export type HandlerFailureCode = Extract<ErrorCode, 'upstream_rejected' | 'upstream_unavailable' | 'tool_changed' | 'handler_error'>;
+export type HandlerFailureCode = Extract<ErrorCode, 'upstream_rejected' | 'upstream_unavailable' | 'tool_changed' | 'handler_error' | 'tool_crashed'>;
 
 export class ToolFailure extends Error {
   override name = 'ToolFailure';

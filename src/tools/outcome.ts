@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'upstream_rejected'
   /** The endpoint or MCP server behind a tool did not answer, answered 5xx or broke its protocol. */
   | 'upstream_unavailable'
+  /** An isolated handler's worker died under it: out of memory, process.exit, or an error thrown outside the handler. Not retryable. */
+  | 'tool_crashed'
   /** A pinned upstream tool changed and the change is not accepted yet. */
   | 'tool_changed'
   /** The calling user has not connected a credential the tool needs (or its refresh failed): see `authorization`. */
