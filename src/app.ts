@@ -15,6 +15,7 @@ import { formatByName } from './formats/index.ts';
 import { answerCalls } from './http/answer-calls.ts';
 import { taskAccess } from './http/scope.ts';
 import { LedgerGuard } from './ledger/guard.ts';
+import { EventLoopGuard } from './plugins/event-loop.ts';
 import { requestTracingPlugin } from './plugins/tracing.ts';
 import { StagedSessionRunner } from './sessions/runner.ts';
 import type { Store } from './store/types.ts';
@@ -47,9 +48,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const logger = options.logger ?? createLogger(config);
   const services = await openServices(config, options, logger, VERSION);
   const { tracing, keys, store, registry, results, sources, vault, metrics, policy, toolsets, provenance } = services;
-  const app = createHttpServer(config, logger, metrics);
+  // Event-loop lag: measured always (a metric), refusing new calls past MAX_EVENT_LOOP_DELAY_MS.
+  const loop = new EventLoopGuard(config.maxEventLoopDelayMs);
+  metrics.watchEventLoop(() => loop.lagMs);
+  const app = createHttpServer(config, logger, metrics, loop);
   const feed = new CallFeed(store.calls, logger);
   app.addHook('onClose', async () => {
+    loop.close();
     await tasks.close(); // built below, before the app can close
     policy.close();
     await sources?.close();
@@ -96,7 +101,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.decorate('toolport', { registry, store, dispatcher, config, feed, toolsets, tasks, workers: services.workers });
   provenance.recordAtStart();
   resumeWaitingTasks(tasks, { vault, approvals: policy.approvals }, logger);
-  await registerRoutes(app, { ...services, config, version: VERSION, dispatcher, tasks, feed });
+  await registerRoutes(app, { ...services, config, version: VERSION, dispatcher, tasks, feed, loop });
   return app;
 }
 
