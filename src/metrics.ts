@@ -162,7 +162,18 @@ export class Metrics {
     registers: [this.#app],
   });
 
+  #eventLoopLagMs: () => number = () => 0;
+
   constructor() {
+    const lag = () => this.#eventLoopLagMs() / 1000;
+    new Gauge({
+      name: 'toolport_event_loop_lag_seconds',
+      help: 'How late the event loop turns (the worst delay of the last 1-2 s): past MAX_EVENT_LOOP_DELAY_MS new calls answer 503',
+      registers: [this.#app],
+      collect() {
+        this.set(lag());
+      },
+    });
     const register = (metric: ScrapedMetric) => this.#app.registerMetric(metric as unknown as Metric);
     register(this.#conflicts);
     register(this.#ledger);
@@ -192,16 +203,9 @@ export class Metrics {
     this.#ledger.inc(result);
   }
 
-  /** toolport_event_loop_lag_seconds: read from `lagMs` at each scrape. */
+  /** toolport_event_loop_lag_seconds reads `lagMs` at each scrape. */
   watchEventLoop(lagMs: () => number): void {
-    new Gauge({
-      name: 'toolport_event_loop_lag_seconds',
-      help: 'How late the event loop turns (the worst delay of the last 1-2 s): past MAX_EVENT_LOOP_DELAY_MS new calls answer 503',
-      registers: [this.#app],
-      collect() {
-        this.set(lagMs() / 1000);
-      },
-    });
+    this.#eventLoopLagMs = lagMs;
   }
 
   overloaded(): void {
