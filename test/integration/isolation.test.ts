@@ -124,6 +124,27 @@ describe('isolated handlers (TOOL_ISOLATION=worker)', () => {
   });
 });
 
+describe('isolation chosen by the definition', () => {
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    const registering = fileURLToPath(new URL('../fixtures/isolation/registering.ts', import.meta.url));
+    app = await makeApp('memory', { env: { TOOL_PLUGINS: registering, WORKER_POOL_SIZE: '1' } });
+  });
+  afterAll(() => app?.close());
+
+  it("runs only the tool that says isolation: 'worker' in a worker, with its module's own resources", async () => {
+    const isolated = await post(app, { name: 'own_worker', arguments: {} });
+    expect(isolated.body).toMatchObject({ success: true, message: 'hello from the plugin' });
+    expect(isolated.body.value.threadId).toBeGreaterThan(0);
+    expect((await post(app, { name: 'stays_home', arguments: {} })).body.value.threadId).toBe(0);
+  });
+
+  it('refuses an isolation that is not none or worker, at start', async () => {
+    const bad = fileURLToPath(new URL('../fixtures/isolation/bad.ts', import.meta.url));
+    await expect(makeApp('memory', { env: { TOOL_PLUGINS: bad } })).rejects.toThrow(/tool "bad_isolation": isolation must be 'none' or 'worker'/);
+  });
+});
+
 describe("an isolated tool's whole context", () => {
   const PUBLIC_URL = 'http://toolport.test';
   let issuer: TestIssuer;
