@@ -235,7 +235,7 @@ function watchCalls(base: string): Promise<{ bytes(): number; close(): void }> {
  */
 function judge(
   targets: BenchTarget[],
-  row: { ratio: number | null; p50Ms: number; p99Ms: number; bareP50Ms: number | null; bareP99Ms: number | null },
+  row: { ratio: number | null; p50Ms: number; p99Ms: number; bareP50Ms: number | null; bareP99Ms: number | null; bareCpuUs: number | null },
 ): { target: string; met: boolean | null } {
   if (targets.length === 0) return { target: '', met: null };
   const checks = targets.map((t): [string, boolean | null] => {
@@ -256,6 +256,15 @@ function judge(
         const other = ratiosByName.get(t.of);
         const times = other == null || row.ratio === null ? null : other / row.ratio;
         return [`CPU ≤ ${t.max}× "${t.of}"${times === null ? '' : ` (${times.toFixed(2)}×)`}`, times === null ? null : times <= t.max];
+      }
+      case 'cpuAbove': {
+        // The other row's CPU scaled to this row's baseline slices: bare × (ratio(row) − ratio(of)), in CPU/bare terms.
+        const other = ratiosByName.get(t.of);
+        const extra = other == null || row.ratio === null || row.bareCpuUs === null ? null : row.bareCpuUs * (1 / row.ratio - 1 / other);
+        return [
+          `CPU ≤ "${t.of}" + ${t.maxUs} µs${extra === null ? '' : ` (${extra >= 0 ? '+' : ''}${extra.toFixed(0)} µs)`}`,
+          extra === null ? null : extra <= t.maxUs,
+        ];
       }
       case 'addedP50':
       case 'addedP99': {
@@ -344,6 +353,7 @@ async function main(): Promise<boolean> {
         p99Ms: run.p99Ms,
         bareP50Ms: bare?.p50Ms ?? null,
         bareP99Ms: bare?.p99Ms ?? null,
+        bareCpuUs: bare === null ? null : cpuUsPerRequest(bare),
       }),
     });
   }

@@ -232,20 +232,20 @@ export class WorkerContext implements ToolContext {
   readonly deadline: number;
   readonly caller: string | null;
   readonly user: UserIdentity | null;
-  readonly session: SessionHandle | null;
   readonly resources: Resources;
-  readonly credentials: Credentials;
   /** Messages sent to the main thread so far. */
   sent = 0;
   readonly #seq: number;
   readonly #data: ContextData;
   readonly #post: (message: WorkerMessage, transfer?: TransferListItem[]) => void;
-  readonly #pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  #pending: Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }> | null = null;
   #port: MessagePort | null = null;
   #nextId = 0;
   #beatAt = -Infinity;
   #signal: AbortSignal | null = null;
   #log: Logger | null = null;
+  #session: SessionHandle | null | undefined = undefined;
+  #credentials: Credentials | null = null;
 
   constructor(task: CallTask, resources: Resources, post: (message: WorkerMessage, transfer?: TransferListItem[]) => void) {
     const data = task.context;
@@ -260,8 +260,15 @@ export class WorkerContext implements ToolContext {
     this.caller = data.caller;
     this.user = data.user;
     this.resources = resources;
-    this.credentials = { get: (name) => this.#request('credentials.get', [name]) as Promise<string> };
-    this.session = data.sessionId === null ? null : this.#sessionHandle(data.sessionId);
+  }
+
+  get session(): SessionHandle | null {
+    if (this.#session === undefined) this.#session = this.#data.sessionId === null ? null : this.#sessionHandle(this.#data.sessionId);
+    return this.#session;
+  }
+
+  get credentials(): Credentials {
+    return (this.#credentials ??= { get: (name) => this.#request('credentials.get', [name]) as Promise<string> });
   }
 
   get signal(): AbortSignal {
@@ -289,10 +296,11 @@ export class WorkerContext implements ToolContext {
 
   /** The handler is done: requests still waiting will not be answered. */
   close(): void {
-    this.#port?.close();
+    if (this.#port === null) return;
+    this.#port.close();
     this.#port = null;
-    for (const { reject } of this.#pending.values()) reject(new Error('the call has ended'));
-    this.#pending.clear();
+    for (const { reject } of this.#pending!.values()) reject(new Error('the call has ended'));
+    this.#pending = null;
   }
 
   #send(message: WorkerMessage, transfer?: TransferListItem[]): void {
@@ -305,6 +313,7 @@ export class WorkerContext implements ToolContext {
     const message: WorkerMessage = { seq: this.#seq, op: 'request', id, method, args };
     let transfer: TransferListItem[] | undefined;
     if (this.#port === null) {
+      this.#pending = new Map();
       const { port1, port2 } = new MessageChannel();
       port1.on('message', (reply: Reply) => this.#answered(reply));
       this.#port = port1;
@@ -312,15 +321,15 @@ export class WorkerContext implements ToolContext {
       transfer = [port2];
     }
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      this.#pending!.set(id, { resolve, reject });
       this.#send(message, transfer);
     });
   }
 
   #answered(reply: Reply): void {
-    const waiting = this.#pending.get(reply.id);
+    const waiting = this.#pending?.get(reply.id);
     if (waiting === undefined) return;
-    this.#pending.delete(reply.id);
+    this.#pending!.delete(reply.id);
     if (reply.ok) waiting.resolve(reply.value);
     else waiting.reject(reviveError(reply.error));
   }

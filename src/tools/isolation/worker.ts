@@ -16,6 +16,8 @@ interface LoadedModule {
 }
 
 const modules = new Map<string, Promise<LoadedModule>>();
+/** The modules imported so far: a call to one of them starts without waiting for a promise. */
+const ready = new Map<string, LoadedModule>();
 
 async function importPlugin(specifier: string): Promise<LoadedModule> {
   const module = (await importModule(specifier)) as Record<string, unknown>;
@@ -36,6 +38,7 @@ function loaded(specifier: string): Promise<LoadedModule> {
   if (found === undefined) {
     found = importPlugin(specifier);
     modules.set(specifier, found);
+    found.then((module) => ready.set(specifier, module)).catch(() => {});
   }
   return found;
 }
@@ -48,11 +51,13 @@ function post(message: WorkerMessage, transfer?: TransferListItem[]): void {
 for (const specifier of (workerData as { modules?: string[] } | null)?.modules ?? []) loaded(specifier).catch(() => {});
 
 export default async function runIsolatedCall(task: CallTask): Promise<TaskOutcome> {
-  let module: LoadedModule;
-  try {
-    module = await loaded(task.module);
-  } catch (error) {
-    return { sent: 0, threw: errorData(error) };
+  let module = ready.get(task.module);
+  if (module === undefined) {
+    try {
+      module = await loaded(task.module);
+    } catch (error) {
+      return { sent: 0, threw: errorData(error) };
+    }
   }
   const handler = task.tool !== undefined ? module.handlers.get(task.tool) : module.exports[task.export ?? 'default'];
   if (typeof handler !== 'function') {
