@@ -10,7 +10,7 @@ export const ISOLATIONS: readonly Isolation[] = ['none', 'worker'];
 export interface PluginOptions {
   /** Where its tools' handlers run unless a definition says otherwise (TOOL_ISOLATION, or the plugin's entry). Default `none`. */
   isolation?: Isolation;
-  /** Runs the handlers of tools isolated with `worker`; without it, such a tool is refused. */
+  /** Runs the handlers of tools isolated with `worker`; without it (a scratch catalog that only checks definitions) they stay as defined. */
   workers?: WorkerPool | null;
 }
 
@@ -19,8 +19,7 @@ function placed(definition: ToolDefinition, entry: string, module: string, optio
   const isolation = (definition as { isolation?: unknown }).isolation ?? options.isolation ?? 'none';
   const name = String((definition as { name?: unknown }).name);
   if (!ISOLATIONS.includes(isolation as Isolation)) throw new ToolDefinitionError(`${entry}: tool "${name}": isolation must be 'none' or 'worker'`);
-  if (isolation === 'none') return definition;
-  if (!options.workers) throw new ToolDefinitionError(`${entry}: tool "${name}": isolation 'worker' needs the worker pool, which this loader was not given`);
+  if (isolation === 'none' || !options.workers) return definition;
   return { ...definition, handler: options.workers.handlerFor({ module, tool: name }) };
 }
 
