@@ -52,6 +52,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const loop = new EventLoopGuard(config.maxEventLoopDelayMs);
   metrics.watchEventLoop(() => loop.lagMs);
   const app = createHttpServer(config, logger, metrics, loop);
+  app.addHook('onReady', async () => loop.start());
   const feed = new CallFeed(store.calls, logger);
   app.addHook('onClose', async () => {
     loop.close();

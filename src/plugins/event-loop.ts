@@ -28,21 +28,28 @@ export class EventLoopGuard {
   lagMs = 0;
   /** Whether new calls are refused now. */
   overloaded = false;
-  readonly #timer: NodeJS.Timeout;
-  #last = performance.now();
-  #windowStart = this.#last;
+  #timer: NodeJS.Timeout | null = null;
+  #last = 0;
+  #windowStart = 0;
   #current = 0;
   #previous = 0;
 
   /** `maxMs`: MAX_EVENT_LOOP_DELAY_MS; 0 measures the lag without ever refusing. */
   constructor(maxMs: number) {
     this.maxMs = maxMs;
+  }
+
+  /** Starts measuring: once the app is ready, so the start's own work is not taken for lag. */
+  start(): void {
+    if (this.#timer !== null) return;
+    this.#last = this.#windowStart = performance.now();
     this.#timer = setInterval(() => this.#tick(), TICK_MS);
     this.#timer.unref();
   }
 
   close(): void {
-    clearInterval(this.#timer);
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
   }
 
   #tick(): void {

@@ -8,7 +8,7 @@
  * plugins beyond the module it is told to import. Nothing starts until the first use.
  */
 import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import { callEnd, Cancellation, type CancelListener } from '../context.ts';
@@ -31,8 +31,8 @@ export interface IsolatedTarget {
   export?: string;
 }
 
-/** Workers run below the main thread's priority: a spinning handler must not slow /healthz. */
-const WORKER_NICE = 10;
+/** Workers run at the lowest CPU priority: a spinning handler must not slow the event loop (/healthz, every other call). */
+const WORKER_NICE = 19;
 
 /** Piscina's abort signal for one call: fires when the call's Cancellation does, with no AbortController made. */
 class CallAbort implements CancelListener {
@@ -149,7 +149,8 @@ export class WorkerPool {
     if (this.#piscina !== null) return this.#piscina;
     const { size, maxOldGenerationMb, log } = this.#options;
     const pool = new Piscina({
-      filename: new URL('./worker.ts', import.meta.url).href,
+      // A path, not a file URL: piscina would parse the URL again on every run.
+      filename: fileURLToPath(new URL('./worker.ts', import.meta.url)),
       minThreads: size,
       maxThreads: size,
       concurrentTasksPerWorker: 1,
