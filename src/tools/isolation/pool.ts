@@ -80,6 +80,7 @@ export class WorkerPool {
   readonly #modules = new Set<string>();
   readonly #calls = new Map<number, CallBridge>();
   #piscina: Piscina | null = null;
+  #closed = false;
   #seq = 0;
 
   constructor(options: WorkerPoolOptions) {
@@ -140,6 +141,7 @@ export class WorkerPool {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     const pool = this.#piscina;
     this.#piscina = null;
     await pool?.destroy();
@@ -147,6 +149,7 @@ export class WorkerPool {
 
   #pool(): Piscina {
     if (this.#piscina !== null) return this.#piscina;
+    if (this.#closed) throw new ToolFailure('handler_error', 'The service is shutting down: the tool could not run.', 'the worker pool is closed');
     const { size, maxOldGenerationMb, log } = this.#options;
     const pool = new Piscina({
       // A path, not a file URL: piscina would parse the URL again on every run.
