@@ -1,0 +1,108 @@
+/**
+ * Runs programs in worker threads (./worker.ts), off the main event loop: whatever a program does,
+ * the service keeps answering. A worker runs one program at a time; finished cleanly, it waits
+ * (unreferenced) for the next; a worker past its deadline or stop is terminated, the only way to end
+ * a loop of slow built-ins the engine's interrupt handler does not see in time.
+ */
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { CallAnswer, SandboxOutcome } from './sandbox.ts';
+import type { FromWorker, ToWorker } from './worker.ts';
+
+/** How long past its deadline (or a stop) a worker may take to end by itself before it is terminated. */
+const GRACE_MS = 250;
+const MAX_IDLE = 2;
+
+export interface ProgramHost {
+  call(name: string, argsJson: string): Promise<CallAnswer>;
+  log(level: string, line: string): void;
+}
+
+export interface RunningProgram {
+  readonly outcome: Promise<SandboxOutcome>;
+  /** Ends the program now (an inner call ended the run, or its caller went away). */
+  stop(): void;
+}
+
+/** The import flag that lets a worker load TypeScript as the main thread does (tsx), unless it already has it. */
+function workerExecArgv(): string[] {
+  const argv = process.execArgv;
+  if (argv.some((arg, i) => arg.includes('tsx') && (argv[i - 1] === '--import' || arg.startsWith('--import')))) return argv;
+  return [...argv, '--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
+}
+
+const idle: Worker[] = [];
+
+function takeWorker(): Worker {
+  const worker = idle.pop() ?? new Worker(new URL('./worker.ts', import.meta.url), { execArgv: workerExecArgv() });
+  worker.ref();
+  return worker;
+}
+
+/** Only our listeners: a Worker listens to its own listener changes to start its port. */
+function detach(worker: Worker): void {
+  for (const event of ['message', 'error', 'exit']) worker.removeAllListeners(event);
+}
+
+function release(worker: Worker): void {
+  detach(worker);
+  if (idle.length >= MAX_IDLE) {
+    void worker.terminate();
+    return;
+  }
+  worker.unref();
+  worker.on('error', () => undefined);
+  worker.on('exit', () => idle.splice(idle.indexOf(worker) >>> 0, 1));
+  idle.push(worker);
+}
+
+export function runProgramInWorker(code: string, host: ProgramHost, limits: { memoryBytes: number; deadline: number }): RunningProgram {
+  const worker = takeWorker();
+  const stopFlag = new SharedArrayBuffer(4);
+  let finish!: (outcome: SandboxOutcome, reusable: boolean) => void;
+  let watchdog: NodeJS.Timeout | undefined;
+  let ended = false;
+  const outcome = new Promise<SandboxOutcome>((resolve) => {
+    finish = (result, reusable) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(watchdog);
+      if (reusable) release(worker);
+      else {
+        detach(worker);
+        void worker.terminate();
+      }
+      resolve(result);
+    };
+  });
+  const killAfter = (ms: number, result: SandboxOutcome) => {
+    clearTimeout(watchdog);
+    watchdog = setTimeout(() => finish(result, false), ms);
+  };
+  worker.on('message', (message: FromWorker) => {
+    if (message.type === 'log') host.log(message.level, message.line);
+    else if (message.type === 'call') {
+      void host.call(message.name, message.args).then((answer) => {
+        if (!ended) worker.postMessage({ type: 'answer', id: message.id, answer } satisfies ToWorker);
+      });
+    } else finish(message.outcome, true);
+  });
+  const crashed = (why: string) => finish({ kind: 'limit', limit: 'crashed', message: `The sandbox's worker ended (${why}).` }, false);
+  worker.on('error', (err) => crashed(err.message));
+  worker.on('exit', (exitCode) => crashed(`exit code ${exitCode}`));
+  worker.postMessage({ type: 'run', code, memoryBytes: limits.memoryBytes, deadline: limits.deadline, stop: stopFlag } satisfies ToWorker);
+  killAfter(Math.max(0, limits.deadline - Date.now()) + GRACE_MS, {
+    kind: 'limit',
+    limit: 'time',
+    message: 'The program ran out of time (its deadline covers the whole run, tool calls and loops included).',
+  });
+  return {
+    outcome,
+    stop: () => {
+      if (ended) return;
+      Atomics.store(new Int32Array(stopFlag), 0, 1);
+      killAfter(GRACE_MS, { kind: 'stopped' });
+    },
+  };
+}
