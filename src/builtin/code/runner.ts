@@ -57,6 +57,11 @@ function release(worker: Worker): void {
   idle.push(worker);
 }
 
+/** Starts a worker ahead of the first run (it compiles the engine as it starts), unless one waits already. */
+export function warmUp(): void {
+  if (idle.length === 0) release(takeWorker());
+}
+
 export function runProgramInWorker(code: string, host: ProgramHost, limits: { memoryBytes: number; deadline: number }): RunningProgram {
   const worker = takeWorker();
   const stopFlag = new SharedArrayBuffer(4);

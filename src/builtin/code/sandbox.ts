@@ -61,7 +61,7 @@ export type SandboxOutcome =
 let modulePromise: Promise<QuickJSWASMModule> | null = null;
 
 /** The WebAssembly module, compiled once per process; each run has its own runtime (heap, limits) in it. */
-function engine(): Promise<QuickJSWASMModule> {
+export function engine(): Promise<QuickJSWASMModule> {
   modulePromise ??= newQuickJSWASMModule(RELEASE_SYNC);
   return modulePromise;
 }

@@ -4,7 +4,7 @@
  * shared memory, so the interrupt handler sees it while the program computes.
  */
 import { parentPort } from 'node:worker_threads';
-import { runProgram, type CallAnswer, type SandboxOutcome } from './sandbox.ts';
+import { engine, runProgram, type CallAnswer, type SandboxOutcome } from './sandbox.ts';
 
 export type ToWorker =
   { type: 'run'; code: string; memoryBytes: number; deadline: number; stop: SharedArrayBuffer } | { type: 'answer'; id: number; answer: CallAnswer };
@@ -17,6 +17,7 @@ const waiting = new Map<number, (answer: CallAnswer) => void>();
 let calls = 0;
 
 const post = (message: FromWorker) => port.postMessage(message);
+void engine(); // compiled while the worker waits for its first program
 
 port.on('message', (message: ToWorker) => {
   if (message.type === 'answer') {

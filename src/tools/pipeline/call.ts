@@ -21,6 +21,18 @@ export interface ToolCall {
   parsed?: boolean;
   /** The caller's Idempotency-Key for this call (docs/ledger.md), already checked by the HTTP edge. */
   idempotencyKey?: string | null;
+  /** A program's inner call (docs/code-mode.md): recorded in the ledger under its run, whatever the tool's own strategy. */
+  runKey?: RunKey;
+}
+
+/** Where a program's inner call is recorded: its program's hash and its place among the program's calls. */
+export interface RunKey {
+  /** The program's hash. */
+  run: string;
+  /** The call's index among the program's calls, from 0. */
+  index: number;
+  /** How long the success is kept for a run again (code_replay_s). */
+  ttlS: number;
 }
 
 /** A toolset by name, as a request chose it: `search` when its listing is the search built-ins. */
