@@ -5,7 +5,6 @@
  */
 import type { Logger } from 'pino';
 import type { InvocationResult } from './outcome.ts';
-import type { RunKey } from './pipeline/call.ts';
 import type { ProgressListener } from './progress.ts';
 import { ToolFailure } from './failure.ts';
 import type { Credentials, NestedResult, Resources, SessionHandle, ToolContext, UserIdentity } from './types.ts';
@@ -66,6 +65,16 @@ export class Cancellation {
     this.#reason = reason;
     for (const listener of listeners) listener.onCancelled();
   }
+}
+
+/** Where a program's inner call is recorded (docs/code-mode.md): its program's hash and its place among the program's calls. */
+export interface RunKey {
+  /** The program's hash. */
+  run: string;
+  /** The call's index among the program's calls, from 0. */
+  index: number;
+  /** How long the success is kept for a run again (code_replay_s). */
+  ttlS: number;
 }
 
 /** Runs a handler's nested `context.invoke` (the dispatcher); an object, not a closure per call. */

@@ -163,7 +163,7 @@ describe('code mode through the pipeline', () => {
     expect(accepted.status).toBe(202);
     const task = await until('the task ends', async () => {
       const seen = (await get(app, `/tasks/${accepted.body.task_id}`, bearer(fx.keys.agent))).body;
-      return seen.status !== 'working' && seen;
+      return seen.status !== 'working' ? seen : null;
     });
     expect(task.status).toBe('completed');
     expect(task.result.value).toMatchObject({ value: { city: 'Kyiv', celsius: 4 }, calls: [{ name: 'weather_now', success: true }] });

@@ -11,6 +11,9 @@ import type { RegisteredTool } from '../../tools/registry.ts';
 type Schema = Record<string, unknown>;
 
 const MAX_DEPTH = 6;
+/** A result's type is a hint of its shape: nested objects past this depth are `object`, and it is made shallower until short. */
+const RESULT_DEPTHS = [3, 2, 1, 0];
+const MAX_RESULT_CHARS = 1500;
 const MAX_DESCRIPTION_CHARS = 300;
 const MAX_PROPERTY_NOTE_CHARS = 160;
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -50,31 +53,31 @@ function parenthesize(type: string): string {
   return /^[\w$.]+(\[\])?$|^\{.*\}$|^"/.test(type) ? type : `(${type})`;
 }
 
-function typeOf(schema: unknown, root: Schema, depth: number, seen: ReadonlySet<string>): string {
+function typeOf(schema: unknown, root: Schema, depth: number, seen: ReadonlySet<string>, max = MAX_DEPTH): string {
   if (schema === true || schema === undefined) return 'unknown';
   if (schema === false) return 'never';
   if (!isObject(schema) || depth > MAX_DEPTH) return 'unknown';
   const nullable = schema.nullable === true ? ' | null' : '';
   if (typeof schema.$ref === 'string') {
     const target = seen.has(schema.$ref) ? null : resolve(schema.$ref, root);
-    return target === null ? 'unknown' : typeOf(target, root, depth + 1, new Set([...seen, schema.$ref])) + nullable;
+    return target === null ? 'unknown' : typeOf(target, root, depth + 1, new Set([...seen, schema.$ref]), max) + nullable;
   }
   if ('const' in schema) return literal(schema.const);
   if (Array.isArray(schema.enum)) return union(schema.enum.map(literal)) + nullable;
   for (const combinator of ['anyOf', 'oneOf'] as const) {
     const options = schema[combinator];
-    if (Array.isArray(options)) return union(options.map((s) => typeOf(s, root, depth + 1, seen))) + nullable;
+    if (Array.isArray(options)) return union(options.map((s) => typeOf(s, root, depth + 1, seen, max))) + nullable;
   }
   if (Array.isArray(schema.allOf)) {
-    const parts = schema.allOf.map((s) => typeOf(s, root, depth + 1, seen)).filter((t) => t !== 'unknown');
+    const parts = schema.allOf.map((s) => typeOf(s, root, depth + 1, seen, max)).filter((t) => t !== 'unknown');
     return parts.length === 0 ? 'unknown' : parts.map(parenthesize).join(' & ');
   }
   const types = Array.isArray(schema.type) ? schema.type : typeof schema.type === 'string' ? [schema.type] : null;
-  if (types === null) return isObject(schema.properties) ? objectType(schema, root, depth, seen) : 'unknown';
-  return union(types.map((type) => simpleType(String(type), schema, root, depth, seen))) + nullable;
+  if (types === null) return isObject(schema.properties) ? objectType(schema, root, depth, seen, max) : 'unknown';
+  return union(types.map((type) => simpleType(String(type), schema, root, depth, seen, max))) + nullable;
 }
 
-function simpleType(type: string, schema: Schema, root: Schema, depth: number, seen: ReadonlySet<string>): string {
+function simpleType(type: string, schema: Schema, root: Schema, depth: number, seen: ReadonlySet<string>, max: number): string {
   switch (type) {
     case 'string':
       return 'string';
@@ -86,22 +89,23 @@ function simpleType(type: string, schema: Schema, root: Schema, depth: number, s
     case 'null':
       return 'null';
     case 'array':
-      return `${parenthesize(typeOf(schema.items, root, depth + 1, seen))}[]`;
+      return `${parenthesize(typeOf(schema.items, root, depth + 1, seen, max))}[]`;
     case 'object':
-      return objectType(schema, root, depth, seen);
+      return objectType(schema, root, depth, seen, max);
     default:
       return 'unknown';
   }
 }
 
-function objectType(schema: Schema, root: Schema, depth: number, seen: ReadonlySet<string>): string {
+function objectType(schema: Schema, root: Schema, depth: number, seen: ReadonlySet<string>, max: number): string {
+  if (depth > max) return 'object';
   const properties = isObject(schema.properties) ? schema.properties : {};
   const required = new Set(Array.isArray(schema.required) ? schema.required.map(String) : []);
   const members = Object.entries(properties).map(
-    ([name, property]) => `${key(name)}${required.has(name) ? '' : '?'}: ${typeOf(property, root, depth + 1, seen)}`,
+    ([name, property]) => `${key(name)}${required.has(name) ? '' : '?'}: ${typeOf(property, root, depth + 1, seen, max)}`,
   );
   const extra = schema.additionalProperties;
-  if (isObject(extra)) members.push(`[key: string]: ${typeOf(extra, root, depth + 1, seen)}`);
+  if (isObject(extra)) members.push(`[key: string]: ${typeOf(extra, root, depth + 1, seen, max)}`);
   else if (members.length === 0 && extra !== false) return 'Record<string, unknown>';
   return `{ ${members.join('; ')} }`;
 }
@@ -121,12 +125,21 @@ function parametersOf(schema: Schema): { text: string; optional: boolean } {
   return { text: `{\n${lines.join('\n')}\n  }`, optional: required.size === 0 };
 }
 
+function resultType(schema: Schema): string {
+  let type = 'unknown';
+  for (const depth of RESULT_DEPTHS) {
+    type = typeOf(schema, schema, 0, new Set(), depth);
+    if (type.length <= MAX_RESULT_CHARS) return type;
+  }
+  return type.length <= MAX_RESULT_CHARS ? type : 'unknown';
+}
+
 /** One tool as a method of `tools` (kept per definition: a changed tool is a new definition). */
 export function declarationOf(tool: RegisteredTool): string {
   let text = made.get(tool);
   if (text === undefined) {
     const parameters = parametersOf(tool.parameters);
-    const result = tool.result === null ? 'unknown' : typeOf(tool.result, tool.result, 0, new Set());
+    const result = tool.result === null ? 'unknown' : resultType(tool.result);
     text =
       `  /** ${note(tool.description, MAX_DESCRIPTION_CHARS)} */\n` +
       `  ${key(tool.name)}(args${parameters.optional ? '?' : ''}: ${parameters.text}): Promise<${result}>;`;

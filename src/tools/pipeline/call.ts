@@ -5,7 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Principal } from '../../callers/principal.ts';
-import { CallContext, type Cancellation, type NestedCalls } from '../context.ts';
+import { CallContext, type Cancellation, type NestedCalls, type RunKey } from '../context.ts';
+
+export type { RunKey };
 import type { CallIdentity } from '../outcome.ts';
 import type { ProgressListener } from '../progress.ts';
 import type { RegisteredTool } from '../registry.ts';
@@ -25,15 +27,6 @@ export interface ToolCall {
   runKey?: RunKey;
 }
 
-/** Where a program's inner call is recorded: its program's hash and its place among the program's calls. */
-export interface RunKey {
-  /** The program's hash. */
-  run: string;
-  /** The call's index among the program's calls, from 0. */
-  index: number;
-  /** How long the success is kept for a run again (code_replay_s). */
-  ttlS: number;
-}
 
 /** A toolset by name, as a request chose it: `search` when its listing is the search built-ins. */
 export interface ToolsetRef {
