@@ -4,6 +4,7 @@
  * (unreferenced) for the next; a worker past its deadline or stop is terminated, the only way to end
  * a loop of slow built-ins the engine's interrupt handler does not see in time.
  */
+import { AsyncResource } from 'node:async_hooks';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -85,7 +86,8 @@ export function runProgramInWorker(code: string, host: ProgramHost, limits: { me
     clearTimeout(watchdog);
     watchdog = setTimeout(() => finish(result, false), ms);
   };
-  worker.on('message', (message: FromWorker) => {
+  // The program's calls run in the context of the call that started it (its trace span, its request), not the worker's.
+  const onMessage = AsyncResource.bind((message: FromWorker) => {
     if (message.type === 'log') host.log(message.level, message.line);
     else if (message.type === 'call') {
       void host.call(message.name, message.args).then((answer) => {
@@ -93,6 +95,7 @@ export function runProgramInWorker(code: string, host: ProgramHost, limits: { me
       });
     } else finish(message.outcome, true);
   });
+  worker.on('message', onMessage);
   const crashed = (why: string) => finish({ kind: 'limit', limit: 'crashed', message: `The sandbox's worker ended (${why}).` }, false);
   worker.on('error', (err) => crashed(err.message));
   worker.on('exit', (exitCode) => crashed(`exit code ${exitCode}`));
