@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
 import type { ToolRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, post, STORES } from '../helpers/app.ts';
+import { until } from '../helpers/tasks.ts';
 
 /** Tools a program combines: a lookup of users, and an order store whose handler counts its runs. */
 function registerShop(registry: ToolRegistry, runs: Map<string, number>): void {
@@ -101,6 +102,21 @@ describe.each(STORES)('code mode (%s store)', (kind) => {
       ['ToolError', 'unknown_tool', true, 'string'],
       ['ToolError', 'unknown_tool', true, 'string'],
     ]);
+  });
+
+  it('shows each inner call in the call feed, marked with its run (the code_run call)', async () => {
+    const answer = await post(app, {
+      id: `run_${kind}_feed`,
+      name: 'code_run',
+      arguments: { code: 'await tools.users_get({ id: 9 }); return await tools.orders_list({ user: 9 });' },
+    });
+    expect(answer.body.success).toBe(true);
+    const entries = await until('the inner calls reach the feed', async () => {
+      const calls = (await get(app, '/calls?limit=20')).body.calls as { tool: string; parent_call_id: string | null; call_id: string }[];
+      const inner = calls.filter((c) => c.parent_call_id === `run_${kind}_feed`);
+      return inner.length === 2 && calls.some((c) => c.call_id === `run_${kind}_feed`) ? inner : null;
+    });
+    expect(entries.map((c) => c.tool).sort()).toEqual(['orders_list', 'users_get']);
   });
 
   it('answers an uncaught error as the tool-level failure, with the logs and calls so far', async () => {
