@@ -26,17 +26,21 @@ export interface RunningProgram {
   stop(): void;
 }
 
-/** The import flag that lets a worker load TypeScript as the main thread does (tsx), unless it already has it. */
+/** This module as compiled (`node dist/server.js`) or as TypeScript (tsx, tests): the worker is the same kind of file beside it. */
+const COMPILED = import.meta.url.endsWith('.js');
+const WORKER_URL = new URL(COMPILED ? './worker.js' : './worker.ts', import.meta.url);
+
+/** Compiled: the process's own flags. As TypeScript: the import flag that lets a worker load it (tsx), unless it already has it. */
 function workerExecArgv(): string[] {
   const argv = process.execArgv;
-  if (argv.some((arg, i) => arg.includes('tsx') && (argv[i - 1] === '--import' || arg.startsWith('--import')))) return argv;
+  if (COMPILED || argv.some((arg, i) => arg.includes('tsx') && (argv[i - 1] === '--import' || arg.startsWith('--import')))) return argv;
   return [...argv, '--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
 }
 
 const idle: Worker[] = [];
 
 function takeWorker(): Worker {
-  const worker = idle.pop() ?? new Worker(new URL('./worker.ts', import.meta.url), { execArgv: workerExecArgv() });
+  const worker = idle.pop() ?? new Worker(WORKER_URL, { execArgv: workerExecArgv() });
   worker.ref();
   return worker;
 }
