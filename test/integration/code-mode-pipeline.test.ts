@@ -4,7 +4,7 @@
  * an effect twice, access rules and toolsets hide tools; and code_run answers over every format,
  * /mcp and as a task.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,10 +46,20 @@ describe('code mode through the pipeline', () => {
     );
     await writeFile(
       path.join(dir, 'tools.yaml'),
-      stringify({ policy: DEFAULT_RULES, toolsets: { weather: { tools: ['weather_*'], code_mode: true, description: 'Weather, from programs.' } } }),
+      stringify({
+        policy: DEFAULT_RULES,
+        toolsets: { weather: { tools: ['weather_*'], code_mode: true, description: 'Weather, from programs.' } },
+        credentials: { forecast_key: { type: 'secret' } },
+      }),
     );
     app = await makeApp('memory', {
-      env: { ...fx.env, API_KEYS_FILE: path.join(dir, 'keys.json'), TOOLS_FILE: path.join(dir, 'tools.yaml') },
+      env: {
+        ...fx.env,
+        API_KEYS_FILE: path.join(dir, 'keys.json'),
+        TOOLS_FILE: path.join(dir, 'tools.yaml'),
+        PUBLIC_URL: 'http://toolport.test',
+        SECRETS_KEY: randomBytes(32).toString('hex'),
+      },
       register: (registry) => {
         fx.register(registry);
         registry.registerTool({
@@ -57,6 +67,13 @@ describe('code mode through the pipeline', () => {
           description: 'The weather in a city.',
           parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
           handler: (params) => ok({ city: params.city, celsius: String(params.city).length }, `weather in ${String(params.city)}`),
+        });
+        registry.registerTool({
+          name: 'forecast',
+          description: 'Tomorrow, with the user’s own key.',
+          parameters: { type: 'object', properties: {} },
+          credentials: ['forecast_key'],
+          handler: async (_params, context) => ok({ key: (await context.credentials.get('forecast_key')).slice(0, 3) }, 'sunny'),
         });
       },
     });
@@ -99,6 +116,28 @@ describe('code mode through the pipeline', () => {
       { name: 'payments_refund', success: true },
     ]);
     expect(fx.runs.get('payments_refund')).toBe(2); // the small refund once, the large one once
+  });
+
+  it('ends the run with authorization_required and its link, and completes once the credential is there', async () => {
+    const program = `const w = await tools.weather_now({ city: 'Paris' }); const f = await tools.forecast({}); return [w.celsius, f.key];`;
+    const missing = await run(program);
+    expect(missing.body).toMatchObject({ success: false, error: { code: 'authorization_required' }, authorization: { credential: 'forecast_key' } });
+    expect(missing.body.authorization.url).toMatch(/^http:\/\/toolport\.test\/connections\/forecast_key\/start\?link=/);
+    const put = await app.inject({
+      method: 'PUT',
+      url: '/me/credentials/forecast_key',
+      headers: { ...bearer(fx.keys.agent), 'content-type': 'application/json' },
+      payload: { value: 'abc-123' },
+    });
+    expect(put.statusCode).toBe(204);
+    const done = await run(program);
+    expect(done.body.value).toMatchObject({
+      value: [5, 'abc'],
+      calls: [
+        { name: 'weather_now', replayed: true },
+        { name: 'forecast', success: true },
+      ],
+    });
   });
 
   it('answers unknown_tool for a tool outside the caller’s access, as a direct call does', async () => {
