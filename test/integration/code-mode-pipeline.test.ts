@@ -207,4 +207,26 @@ describe('code mode through the pipeline', () => {
     expect(task.status).toBe('completed');
     expect(task.result.value).toMatchObject({ value: { city: 'Kyiv', celsius: 4 }, calls: [{ name: 'weather_now', success: true }] });
   });
+
+  it('as a task, waits in input_required for the approval, then runs the program again by itself with the earlier effect once', async () => {
+    const program = `const a = await tools.payments_refund({ order: 't-small', amount: 10 }); const b = await tools.payments_refund({ order: 't-large', amount: 2000 }); return [a.refunded, b.refunded];`;
+    const before = fx.runs.get('payments_refund') ?? 0;
+    const accepted = await post(app, { name: 'code_run', arguments: { code: program } }, { ...bearer(fx.keys.agent), prefer: 'respond-async' });
+    expect(accepted.status).toBe(202);
+    const taskUrl = `/tasks/${accepted.body.task_id}`;
+    const waiting = await until('the task waits for the approval', async () => {
+      const task = (await get(app, taskUrl, bearer(fx.keys.agent))).body;
+      return task.status === 'input_required' ? task : null;
+    });
+    expect(fx.runs.get('payments_refund')).toBe(before + 1);
+    const decided = await post(app, { decision: 'approve' }, bearer(fx.keys.finance), `/approvals/${waiting.approval.id}/decision`);
+    expect(decided.status).toBe(200);
+    const done = await until('the task completes', async () => {
+      const task = (await get(app, taskUrl, bearer(fx.keys.agent))).body;
+      return task.status === 'completed' || task.status === 'failed' ? task : null;
+    });
+    expect(done.status).toBe('completed');
+    expect(done.result.value).toMatchObject({ value: [10, 2000], calls: [{ replayed: true }, { success: true }] });
+    expect(fx.runs.get('payments_refund')).toBe(before + 2);
+  });
 });
