@@ -27,7 +27,6 @@ export interface ToolCall {
   runKey?: RunKey;
 }
 
-
 /** A toolset by name, as a request chose it: `search` when its listing is the search built-ins. */
 export interface ToolsetRef {
   name: string;
