@@ -113,6 +113,7 @@ const toolsetListSchema = {
           name: { type: 'string' },
           description: { type: ['string', 'null'] },
           discovery: { type: 'string', enum: ['list', 'search'], description: 'search: its listing is tool_search, tool_invoke and its always tools' },
+          code_mode: { type: 'boolean', description: 'its listing is code_api, code_run and its always tools: its members are called from programs' },
           tools: { type: 'array', items: { type: 'string' }, description: 'its members this caller may call' },
           hash: { type: 'string', description: "SHA-256 over its tools' hashes: changes when a member's definition changes, the same on every replica" },
         },
@@ -240,7 +241,14 @@ export async function toolRoutes(
       return {
         toolsets: listed.map((d) => {
           const members = toolsets.members(d.name, allows);
-          return { name: d.name, description: d.description, discovery: d.discovery ?? 'list', tools: members.map((t) => t.name), hash: catalogHash(members) };
+          return {
+            name: d.name,
+            description: d.description,
+            discovery: d.discovery ?? 'list',
+            code_mode: d.codeMode,
+            tools: members.map((t) => t.name),
+            hash: catalogHash(members),
+          };
         }),
       };
     },

@@ -152,6 +152,8 @@ describe('code mode through the pipeline', () => {
   it('lists only code_api and code_run in a code_mode toolset, whose programs reach its members and nothing else', async () => {
     const listed = await get(app, '/tools?toolset=weather', bearer(fx.keys.agent));
     expect((listed.body.tools as { name: string }[]).map((t) => t.name).sort()).toEqual(['code_api', 'code_run']);
+    const toolsets = (await get(app, '/toolsets', bearer(fx.keys.agent))).body.toolsets as Record<string, unknown>[];
+    expect(toolsets).toEqual([expect.objectContaining({ name: 'weather', code_mode: true, tools: ['weather_now'] })]);
     const answer = await run(
       `const w = await tools.weather_now({ city: 'Oslo' }); let refund; try { await tools.payments_refund({ order: 'y', amount: 1 }) } catch (e) { refund = e.code } return [w.celsius, refund];`,
       fx.keys.agent,
