@@ -69,8 +69,8 @@ export interface Config {
   readonly approvalWebhookSecret: string | null;
   /** CODE_MODE: code_api and code_run for every caller (docs/code-mode.md); a toolset's `code_mode: true` adds them to it alone. */
   readonly codeMode: boolean;
-  /** A program's limits: CODE_MEMORY_MB, CODE_TIME_MS, CODE_MAX_CALLS, CODE_MAX_OUTPUT_CHARS, and CODE_REPLAY_S for its calls' records. */
-  readonly code: Readonly<{ memoryMb: number; timeMs: number; maxCalls: number; maxOutputChars: number; replayS: number }>;
+  /** A program's limits: CODE_MEMORY_MB, CODE_TIME_MS, CODE_MAX_CALLS, CODE_MAX_OUTPUT_CHARS, CODE_REPLAY_S for its calls' records; CODE_WORKERS programs at once. */
+  readonly code: Readonly<{ memoryMb: number; timeMs: number; maxCalls: number; maxOutputChars: number; replayS: number; workers: number }>;
 }
 
 export const BUILTIN_GROUPS = ['planning', 'workspace', 'introspect', 'results', 'search'] as const;
@@ -287,6 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxCalls: integer(env, 'CODE_MAX_CALLS', 100, 1, 100_000),
       maxOutputChars: integer(env, 'CODE_MAX_OUTPUT_CHARS', 100_000, 100, 100_000_000),
       replayS: integer(env, 'CODE_REPLAY_S', 3600, 1, 30 * 86_400),
+      workers: integer(env, 'CODE_WORKERS', 8, 1, 256),
     }),
   });
 }

@@ -130,6 +130,19 @@ describe('the code mode sandbox', () => {
     expect(answer.body.value.calls).toHaveLength(100);
   });
 
+  it('ends a program that fires calls or logs in a loop without awaiting, without flooding the service', async () => {
+    const before = echoes;
+    const calls = await run(
+      'const all = []; for (let i = 0; i < 100000; i++) all.push(tools.echo_args({ id: i }).catch(() => null)); await Promise.all(all); return 1;',
+    );
+    expect(calls.body.message).toMatch(/more than 100 tool calls/);
+    expect(echoes - before).toBeLessThanOrEqual(100);
+    const logs = await run('for (;;) console.log("a line of the console, again and again");');
+    expect(logs.body.message).toMatch(/ran out of time/);
+    expect(JSON.stringify(logs.body.value.logs).length).toBeLessThan(25_000);
+    expect(logs.body.value.logs.at(-1)).toBe('… (more console output was left out)');
+  });
+
   it('refuses a call’s value too large for the program, and a returned value over the output limit', async () => {
     expect(await valueOf(`try { await tools.huge({}) } catch (e) { return e.code }`)).toBe('result_too_large');
     const big = await run(`return 'y'.repeat(200000);`);

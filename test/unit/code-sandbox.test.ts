@@ -1,10 +1,10 @@
 /** The code mode sandbox on its own (src/builtin/code/): the worker's program, its host calls, and the context they run in. */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
-import { runProgramInWorker, warmUp } from '../../src/builtin/code/runner.ts';
+import { runProgramInWorker, setMaxWorkers, warmUp } from '../../src/builtin/code/runner.ts';
 import type { CallAnswer } from '../../src/builtin/code/sandbox.ts';
 
-const limits = () => ({ memoryBytes: 32 * 1024 * 1024, deadline: Date.now() + 5000 });
+const limits = () => ({ memoryBytes: 32 * 1024 * 1024, deadline: Date.now() + 5000, maxCalls: 10 });
 
 describe('a program in its worker', () => {
   it('makes its host calls in the async context of the call that started it (its span, its request)', async () => {
@@ -32,5 +32,24 @@ describe('a program in its worker', () => {
     const started = Date.now();
     expect(await running.outcome).toEqual({ kind: 'stopped' });
     expect(Date.now() - started).toBeLessThan(4000);
+  });
+
+  it('runs at most CODE_WORKERS programs at once: the others wait for a worker within their deadline', async () => {
+    setMaxWorkers(1);
+    try {
+      let release!: (answer: CallAnswer) => void;
+      const blocking = { call: () => new Promise<CallAnswer>((resolve) => (release = resolve)), log: () => undefined };
+      const first = runProgramInWorker('return await tools.wait();', blocking, limits());
+      const quick = { call: () => Promise.resolve<CallAnswer>({ ok: true, json: '2' }), log: () => undefined };
+      const late = runProgramInWorker('return 1;', quick, { ...limits(), deadline: Date.now() + 300 });
+      expect(await late.outcome).toMatchObject({ kind: 'limit', limit: 'time' });
+      const second = runProgramInWorker('return await tools.two();', quick, limits());
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      release({ ok: true, json: '1' });
+      expect(await first.outcome).toEqual({ kind: 'returned', json: '1' });
+      expect(await second.outcome).toEqual({ kind: 'returned', json: '2' });
+    } finally {
+      setMaxWorkers(8);
+    }
   });
 });

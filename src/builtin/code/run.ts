@@ -11,7 +11,7 @@ import type { InvocationResult } from '../../tools/outcome.ts';
 import type { HandlerReturn } from '../../tools/types.ts';
 import { isObject } from '../../json.ts';
 import { runProgramInWorker, type RunningProgram } from './runner.ts';
-import type { CallAnswer, ProgramError, SandboxOutcome } from './sandbox.ts';
+import { MAX_LOG_CHARS, MAX_LOG_LINE_CHARS, type CallAnswer, type ProgramError, type SandboxOutcome } from './sandbox.ts';
 
 export interface CodeLimits {
   memoryMb: number;
@@ -21,6 +21,8 @@ export interface CodeLimits {
   maxOutputChars: number;
   /** How long an inner call's success is kept for a run again (code_replay_s). */
   replayS: number;
+  /** How many programs run at once. */
+  workers: number;
 }
 
 /** One inner call as the answer lists it. */
@@ -32,9 +34,6 @@ export interface ProgramCall {
   replayed?: true;
 }
 
-/** The longest console output kept, and the largest value one inner call may hand the program. */
-const MAX_LOG_CHARS = 20_000;
-const MAX_LOG_LINE_CHARS = 2_000;
 /** The program's own clock ends a little before the call's deadline, so its answer (logs, calls) still gets out. */
 const ANSWER_MARGIN_MS = 100;
 const WAITS_FOR_PERSON = new Set(['approval_required', 'authorization_required']);
@@ -128,7 +127,7 @@ class ProgramRunState implements CancelListener {
 export async function runCode(code: string, context: CallContext, limits: CodeLimits): Promise<HandlerReturn> {
   const state = new ProgramRunState(context, limits, code);
   const deadline = Math.min(Date.now() + limits.timeMs, context.deadline - ANSWER_MARGIN_MS);
-  const program = runProgramInWorker(code, state, { memoryBytes: limits.memoryMb * 1024 * 1024, deadline });
+  const program = runProgramInWorker(code, state, { memoryBytes: limits.memoryMb * 1024 * 1024, deadline, maxCalls: limits.maxCalls });
   state.program = program;
   context.ended.subscribe(state);
   let outcome: SandboxOutcome;

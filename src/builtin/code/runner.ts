@@ -20,6 +20,14 @@ export interface ProgramHost {
   log(level: string, line: string): void;
 }
 
+export interface RunLimits {
+  memoryBytes: number;
+  /** Epoch ms: the whole run ends here, the wait for a worker included. */
+  deadline: number;
+  /** The calls the program may make; the worker sends no more than one past them. */
+  maxCalls: number;
+}
+
 export interface RunningProgram {
   readonly outcome: Promise<SandboxOutcome>;
   /** Ends the program now (an inner call ended the run, or its caller went away). */
@@ -67,7 +75,70 @@ export function warmUp(): void {
   if (idle.length === 0) release(takeWorker());
 }
 
-export function runProgramInWorker(code: string, host: ProgramHost, limits: { memoryBytes: number; deadline: number }): RunningProgram {
+/** How many programs run at once (CODE_WORKERS); the others wait for a worker, within their deadline. */
+let maxRunning = 8;
+let running = 0;
+const queued: (() => void)[] = [];
+
+export function setMaxWorkers(count: number): void {
+  maxRunning = count;
+}
+
+/** A worker slot, or null when the deadline or a stop comes first. */
+async function slot(deadline: number, stopped: () => boolean): Promise<boolean> {
+  while (running >= maxRunning) {
+    let timer: NodeJS.Timeout | undefined;
+    let wake!: () => void;
+    await new Promise<void>((resolve) => {
+      wake = resolve;
+      queued.push(resolve);
+      timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+    });
+    clearTimeout(timer);
+    queued.splice(queued.indexOf(wake) >>> 0, 1);
+    if (stopped() || Date.now() >= deadline) return false;
+  }
+  running += 1;
+  return true;
+}
+
+function freeSlot(): void {
+  running -= 1;
+  queued.shift()?.();
+}
+
+const OUT_OF_TIME: SandboxOutcome = {
+  kind: 'limit',
+  limit: 'time',
+  message: 'The program ran out of time (its deadline covers the whole run, tool calls and loops included).',
+};
+
+export function runProgramInWorker(code: string, host: ProgramHost, limits: RunLimits): RunningProgram {
+  let started: RunningProgram | null = null;
+  let stopped = false;
+  const outcome = (async (): Promise<SandboxOutcome> => {
+    if (!(await slot(limits.deadline, () => stopped))) return stopped ? { kind: 'stopped' } : OUT_OF_TIME;
+    if (stopped) {
+      freeSlot();
+      return { kind: 'stopped' };
+    }
+    started = startInWorker(code, host, limits);
+    try {
+      return await started.outcome;
+    } finally {
+      freeSlot();
+    }
+  })();
+  return {
+    outcome,
+    stop: () => {
+      stopped = true;
+      started?.stop();
+    },
+  };
+}
+
+function startInWorker(code: string, host: ProgramHost, limits: RunLimits): RunningProgram {
   const worker = takeWorker();
   const stopFlag = new SharedArrayBuffer(4);
   let finish!: (outcome: SandboxOutcome, reusable: boolean) => void;
@@ -103,12 +174,8 @@ export function runProgramInWorker(code: string, host: ProgramHost, limits: { me
   const crashed = (why: string) => finish({ kind: 'limit', limit: 'crashed', message: `The sandbox's worker ended (${why}).` }, false);
   worker.on('error', (err) => crashed(err.message));
   worker.on('exit', (exitCode) => crashed(`exit code ${exitCode}`));
-  worker.postMessage({ type: 'run', code, memoryBytes: limits.memoryBytes, deadline: limits.deadline, stop: stopFlag } satisfies ToWorker);
-  killAfter(Math.max(0, limits.deadline - Date.now()) + GRACE_MS, {
-    kind: 'limit',
-    limit: 'time',
-    message: 'The program ran out of time (its deadline covers the whole run, tool calls and loops included).',
-  });
+  worker.postMessage({ type: 'run', ...limits, code, stop: stopFlag } satisfies ToWorker);
+  killAfter(Math.max(0, limits.deadline - Date.now()) + GRACE_MS, OUT_OF_TIME);
   return {
     outcome,
     stop: () => {

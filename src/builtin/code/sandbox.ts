@@ -24,6 +24,9 @@ const YIELD_MS = 20;
 /** The engine's own stack, well inside Node's (a deeper recursion is a RangeError in the program). */
 const STACK_BYTES = 256 * 1024;
 const MAX_STACK_CHARS = 600;
+/** The most console output a run keeps, and the longest line. */
+export const MAX_LOG_CHARS = 20_000;
+export const MAX_LOG_LINE_CHARS = 2_000;
 
 export interface SandboxLimits {
   memoryBytes: number;

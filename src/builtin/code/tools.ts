@@ -12,7 +12,7 @@ import { CODE_TOOLS, SEARCH_TOOLS } from '../../toolsets/index.ts';
 import { MAX_LIMIT, MAX_QUERY_CHARS, type ToolSearch } from '../../toolsets/search.ts';
 import { declarationOf, declarationsOf } from './declarations.ts';
 import { runCode, type CodeLimits } from './run.ts';
-import { warmUp } from './runner.ts';
+import { setMaxWorkers, warmUp } from './runner.ts';
 
 export interface CodeModeDeps {
   registry: ToolRegistry;
@@ -44,6 +44,7 @@ export function codeRunDescription(limits: CodeLimits): string {
 }
 
 export function codeTools({ registry, search, limits }: CodeModeDeps): ToolDefinition[] {
+  setMaxWorkers(limits.workers);
   warmUp();
   const codeApi: ToolDefinition<{ query?: string; limit?: number }> = {
     name: 'code_api',
