@@ -1,6 +1,9 @@
 /** Code mode (docs/code-mode.md): programs that call tools, every inner call through the pipeline; the sandbox's limits and escapes. */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { codeRunDescription } from '../../src/builtin/code/tools.ts';
+import { loadConfig } from '../../src/config.ts';
 import { ok } from '../../src/tools/define.ts';
 import type { ToolRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, post, STORES } from '../helpers/app.ts';
@@ -124,5 +127,17 @@ describe.each(STORES)('code mode (%s store)', (kind) => {
     expect(answer.body).toMatchObject({ success: false, error: { code: 'tool_failed' } });
     expect(answer.body.message).toMatch(/TypeError: no such order/);
     expect(answer.body.value).toMatchObject({ error: { name: 'TypeError' }, logs: ['before'], calls: [{ name: 'users_get', success: true }] });
+  });
+});
+
+describe('what the model is told', () => {
+  it('is quoted whole in docs/code-mode.md, with the default limits', () => {
+    const page = readFileSync(new URL('../../docs/code-mode.md', import.meta.url), 'utf8');
+    const quoted = page
+      .split('\n')
+      .filter((line) => line.startsWith('>'))
+      .map((line) => line.replace(/^> ?/, ''))
+      .join(' ');
+    expect(quoted).toBe(codeRunDescription(loadConfig({}).code));
   });
 });
