@@ -79,12 +79,18 @@ describe('the code mode sandbox', () => {
     ).toEqual([null, 'undefined', ['unknown_tool', 'unknown_tool', 'unknown_tool'], true]);
   });
 
-  it('keeps prototype pollution through arguments inside: the handler gets plain data and the host is untouched', async () => {
+  it('keeps prototype pollution through arguments inside: prototype keys are refused as in any call, the host untouched', async () => {
+    const before = echoes;
     const value = (await valueOf(`
       Object.prototype.polluted = 'yes';
-      return await tools.echo_args(JSON.parse('{"id": 1, "__proto__": {"polluted": "yes"}}'));`)) as Record<string, any>;
-    expect(value.protoIsObject).toBe(true);
-    expect(value.keys).toEqual(['id', '__proto__']);
+      const plain = await tools.echo_args({ id: 1 });
+      let refused;
+      try { await tools.echo_args(JSON.parse('{"id": 1, "__proto__": {"polluted": "yes"}}')) } catch (e) { refused = [e.code, e.message] }
+      try { await tools.echo_args({ id: 2, constructor: { prototype: { polluted: 'yes' } } }) } catch (e) { refused.push(e.code) }
+      return { plain, refused };`)) as Record<string, any>;
+    expect(value.plain).toMatchObject({ keys: ['id'], protoIsObject: true });
+    expect(value.refused).toEqual(['invalid_arguments', expect.stringMatching(/__proto__|prototype/), 'invalid_arguments']);
+    expect(echoes - before).toBe(1);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect((Object.prototype as Record<string, unknown>).polluted).toBeUndefined();
   });

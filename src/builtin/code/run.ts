@@ -9,7 +9,8 @@ import type { CallContext, CancelListener } from '../../tools/context.ts';
 import { WaitsForPerson } from '../../tools/failure.ts';
 import type { InvocationResult } from '../../tools/outcome.ts';
 import type { HandlerReturn } from '../../tools/types.ts';
-import { isObject } from '../../json.ts';
+import { isObject, parseJson } from '../../json.ts';
+import { JsonInputError } from '../../errors.ts';
 import { runProgramInWorker, type RunningProgram } from './runner.ts';
 import { MAX_LOG_CHARS, MAX_LOG_LINE_CHARS, type CallAnswer, type ProgramError, type SandboxOutcome } from './sandbox.ts';
 
@@ -85,10 +86,17 @@ class ProgramRunState implements CancelListener {
       this.program?.stop();
       return { ok: false, code: 'cancelled', message: 'The run is ending.' };
     }
-    const args: unknown = JSON.parse(argsJson);
-    if (!isObject(args)) {
+    // The limits of any call's JSON: depth, exact integers, no prototype keys.
+    let args: unknown;
+    try {
+      args = parseJson(argsJson);
+    } catch (err) {
+      args = err instanceof JsonInputError ? err : null;
+    }
+    if (!isObject(args) || args instanceof JsonInputError) {
       this.calls.push({ name, success: false, duration_ms: 0, error: 'invalid_arguments' });
-      return { ok: false, code: 'invalid_arguments', message: `The arguments of tools.${name} must be an object.` };
+      const why = args instanceof JsonInputError ? args.message : 'they must be an object';
+      return { ok: false, code: 'invalid_arguments', message: `The arguments of tools.${name} were refused: ${why}.` };
     }
     const result = await this.context.invokeWhole(name, args, { run: this.#run, index, ttlS: this.limits.replayS });
     const code = result.error?.code;

@@ -165,9 +165,12 @@ function startInWorker(code: string, host: ProgramHost, limits: RunLimits): Runn
   const onMessage = AsyncResource.bind((message: FromWorker) => {
     if (message.type === 'log') host.log(message.level, message.line);
     else if (message.type === 'call') {
-      void host.call(message.name, message.args).then((answer) => {
-        if (!ended) worker.postMessage({ type: 'answer', id: message.id, answer } satisfies ToWorker);
-      });
+      void host
+        .call(message.name, message.args)
+        .catch((): CallAnswer => ({ ok: false, code: 'handler_error', message: 'The call could not be made.' }))
+        .then((answer) => {
+          if (!ended) worker.postMessage({ type: 'answer', id: message.id, answer } satisfies ToWorker);
+        });
     } else finish(message.outcome, true);
   });
   worker.on('message', onMessage);
