@@ -6,7 +6,7 @@ import { FORMAT_NAMES, formatByName, parseToolChoice, type Format } from '../for
 import { documentOnly, ifNoneMatchHeaders, notModifiedResponse, problemResponses, toolListSchema } from '../schemas.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import { catalogHash, type RegisteredTool, type ToolRegistry } from '../tools/registry.ts';
-import type { Toolsets } from '../toolsets/index.ts';
+import type { ToolsetDefinition, Toolsets } from '../toolsets/index.ts';
 import { compressLargeAnswers } from '../plugins/compress.ts';
 
 interface ToolsQuery {
@@ -238,19 +238,19 @@ export async function toolRoutes(
       const caller = request.caller;
       const allows = caller?.allows;
       const listed = toolsets.definitions().filter((d) => caller?.toolsets == null || caller.toolsets.includes(d.name));
-      return {
-        toolsets: listed.map((d) => {
-          const members = toolsets.members(d.name, allows);
-          return {
-            name: d.name,
-            description: d.description,
-            discovery: d.discovery ?? 'list',
-            code_mode: d.codeMode,
-            tools: members.map((t) => t.name),
-            hash: catalogHash(members),
-          };
-        }),
-      };
+      return { toolsets: listed.map((d) => toolsetEntry(d, toolsets.members(d.name, allows))) };
     },
   );
+}
+
+/** One toolset as GET /toolsets answers it: its members this caller may call. */
+function toolsetEntry(d: ToolsetDefinition, members: RegisteredTool[]) {
+  return {
+    name: d.name,
+    description: d.description,
+    discovery: d.discovery ?? 'list',
+    code_mode: d.codeMode,
+    tools: members.map((t) => t.name),
+    hash: catalogHash(members),
+  };
 }
