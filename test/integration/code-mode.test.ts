@@ -107,6 +107,26 @@ describe.each(STORES)('code mode (%s store)', (kind) => {
     ]);
   });
 
+  it('replays the inner calls that succeeded when the same program runs again in the same session, and only there', async () => {
+    const program = `await tools.orders_list({ user: 41 }); const u = await tools.users_get({ id: 42 }); if (!u.active) throw new Error('user 42 is not active');`;
+    const session = { 'x-session-id': `replay-${kind}-${Date.now()}` };
+    const before = runs.get('orders_list') ?? 0;
+    const first = await run(program, session);
+    expect(first.body.message).toMatch(/user 42 is not active/);
+    const again = await run(program, session);
+    expect(again.body.value.calls).toMatchObject([
+      { name: 'orders_list', success: true, replayed: true },
+      { name: 'users_get', success: true, replayed: true },
+    ]);
+    expect(runs.get('orders_list')).toBe(before + 1);
+    const elsewhere = await run(program, { 'x-session-id': `${session['x-session-id']}-other` });
+    expect(elsewhere.body.value.calls[0].replayed).toBeUndefined();
+    expect(runs.get('orders_list')).toBe(before + 2);
+    const changed = await run(`${program}\n// another program`, session);
+    expect(changed.body.value.calls[0].replayed).toBeUndefined();
+    expect(runs.get('orders_list')).toBe(before + 3);
+  });
+
   it('shows each inner call in the call feed, marked with its run (the code_run call)', async () => {
     const answer = await post(app, {
       id: `run_${kind}_feed`,
