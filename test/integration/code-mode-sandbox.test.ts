@@ -109,6 +109,18 @@ describe('the code mode sandbox', () => {
     expect(Date.now() - started).toBeLessThan(TIME_MS + 5000);
   });
 
+  it('is cancellable: cancelling its task stops the program and its worker', async () => {
+    const accepted = await post(app, { name: 'code_run', arguments: { code: 'while (true) {}' } }, { prefer: 'respond-async', 'x-timeout-ms': '60000' });
+    expect(accepted.status).toBe(202);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const cancelled = Date.now();
+    await app.inject({ method: 'DELETE', url: `/tasks/${accepted.body.task_id}` });
+    const ended = await app.inject({ method: 'GET', url: `/tasks/${accepted.body.task_id}?wait_ms=10000` });
+    expect(ended.json()).toMatchObject({ status: 'cancelled' });
+    expect(Date.now() - cancelled).toBeLessThan(TIME_MS);
+    expect(await valueOf('return 3')).toBe(3);
+  });
+
   it('ends a loop of slow built-ins, which the engine’s interrupt misses, by ending its worker', async () => {
     const answer = await run(`for (;;) 'x'.repeat(1e6);`);
     expect(answer.body).toMatchObject({ success: false, value: { error: { name: 'LimitExceeded' } } });
