@@ -76,6 +76,10 @@ export interface Config {
   readonly approvalWebhookUrl: string | null;
   /** The HMAC-SHA256 key of the webhook's X-Toolport-Signature; null: unsigned. */
   readonly approvalWebhookSecret: string | null;
+  /** CODE_MODE: code_api and code_run for every caller (docs/code-mode.md); a toolset's `code_mode: true` adds them to it alone. */
+  readonly codeMode: boolean;
+  /** A program's limits: CODE_MEMORY_MB, CODE_TIME_MS, CODE_MAX_CALLS, CODE_MAX_OUTPUT_CHARS, CODE_REPLAY_S for its calls' records; CODE_WORKERS programs at once. */
+  readonly code: Readonly<{ memoryMb: number; timeMs: number; maxCalls: number; maxOutputChars: number; replayS: number; workers: number }>;
 }
 
 export const BUILTIN_GROUPS = ['planning', 'workspace', 'introspect', 'results', 'search'] as const;
@@ -295,5 +299,14 @@ export function loadConfig(env: Env = process.env): Config {
     approvalTtlS: integer(env, 'APPROVAL_TTL_S', 86_400, 1, 30 * 86_400),
     approvalWebhookUrl: httpUrl(env, 'APPROVAL_WEBHOOK_URL'),
     approvalWebhookSecret: secretText(env, 'APPROVAL_WEBHOOK_SECRET') ?? null,
+    codeMode: flag(env, 'CODE_MODE', false),
+    code: Object.freeze({
+      memoryMb: integer(env, 'CODE_MEMORY_MB', 64, 8, 1024),
+      timeMs: integer(env, 'CODE_TIME_MS', 30_000, 100, 3_600_000),
+      maxCalls: integer(env, 'CODE_MAX_CALLS', 100, 1, 100_000),
+      maxOutputChars: integer(env, 'CODE_MAX_OUTPUT_CHARS', 100_000, 100, 100_000_000),
+      replayS: integer(env, 'CODE_REPLAY_S', 3600, 1, 30 * 86_400),
+      workers: integer(env, 'CODE_WORKERS', 8, 1, 256),
+    }),
   });
 }

@@ -4,6 +4,7 @@
  * that fails to open closes what was opened before it.
  */
 import type { Logger } from 'pino';
+import { codeTools } from '../builtin/code/tools.ts';
 import { registerBuiltins } from '../builtin/index.ts';
 import { ApiKeys } from '../callers/keys.ts';
 import { TokenVerifier } from '../callers/tokens.ts';
@@ -95,6 +96,11 @@ export async function openServices(config: Config, options: ServiceOptions, logg
     const policy = await buildPolicy({ rules, registry, store, config, metrics, log: logger });
     warnOfIdempotentHints(registry, logger, builtins);
     const toolsets = new Toolsets(sources?.toolsets ?? [], registry);
+    if (config.codeMode || toolsets.definitions().some((d) => d.codeMode)) {
+      await registry.withSource('built-in code mode tools', () =>
+        codeTools({ registry, search, limits: config.code }).forEach((t) => registry.registerTool(t, { longDescription: true })),
+      );
+    }
     toolsets.warnUnmatched(logger);
     keys?.bindToolsets(new Set(toolsets.definitions().map((d) => d.name)), (toolset, tool) => toolsets.isMember(toolset, tool));
     // Started now, when a tool needs it: the workers import their modules before the first call.
