@@ -18,7 +18,10 @@ function contextWith(options: {
   session?: SessionHandle;
   nested?: (name: string, params: Record<string, unknown>) => NestedResult;
 }) {
-  const calls: NestedCalls<null> = { nested: async (name, params) => options.nested!(name, params) };
+  const calls: NestedCalls<null> = {
+    nested: async (name, params) => options.nested!(name, params),
+    nestedCall: () => Promise.reject(new Error('not used here')),
+  };
   return new CallContext({
     callId: 'call_1',
     toolName: 'exported',
