@@ -12,12 +12,13 @@ import { post } from '../helpers/app.ts';
 import { makeMcpApp } from '../helpers/mcp-upstreams.ts';
 
 const SERVER = new URL('../fixtures/mcp/stateless-json-server.mjs', import.meta.url).pathname;
+const ROOT = new URL('../..', import.meta.url).pathname;
 
 describe('a stateless MCP server answering JSON', () => {
   let app: FastifyInstance;
   beforeAll(async () => {
     const [port] = await freePorts(1);
-    const child = startChild('stateless JSON server', process.execPath, [SERVER], { env: { ...process.env, PORT: String(port) } });
+    const child = startChild('stateless JSON server', process.execPath, [SERVER], { cwd: ROOT, env: { ...process.env, PORT: String(port) } });
     const url = `http://127.0.0.1:${port}/mcp`;
     await waitUntilReady(child, 'its HTTP port', async () => (await fetch(url, { signal: AbortSignal.timeout(1000) })).status > 0);
     app = await makeMcpApp('memory', [{ source: 'sl', url, timeout_ms: 10_000 }]);
