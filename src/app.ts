@@ -74,6 +74,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     onCall: feed.observe,
     ...(vault !== null && { credentials: new CredentialsStage(vault, config.maxContentChars) }),
     ...(policy.gate !== null && { policy: policy.gate }),
+    ...(services.guardrails !== null && { guardrails: services.guardrails }),
   });
   // A task runs the very pipeline a synchronous call runs; only where the answer goes differs.
   const tasks = new TaskRunner({

@@ -156,6 +156,12 @@ export class Metrics {
     'caller',
   );
 
+  readonly #guardrailDenials = new OneLabelCounter(
+    'toolport_guardrail_denials_total',
+    'Calls refused by a guardrail (docs/guardrails.md), by guardrail',
+    'guardrail',
+  );
+
   constructor() {
     const register = (metric: ScrapedMetric) => this.#app.registerMetric(metric as unknown as Metric);
     register(this.#conflicts);
@@ -163,6 +169,7 @@ export class Metrics {
     register(this.#rateLimited);
     register(this.#tasks);
     register(this.#approvals);
+    register(this.#guardrailDenials);
     register(new CallCounter('toolport_tool_calls_total', 'Tool calls by tool and outcome (success, or the error code)', this.#series));
     register(new DurationHistogram('toolport_tool_call_duration_seconds', 'Time from receiving a call to its result, by tool', this.#series));
     this.registry = Registry.merge([processMetrics(), this.#app]);
@@ -196,6 +203,10 @@ export class Metrics {
 
   taskEnded(status: string): void {
     this.#tasks.inc(status);
+  }
+
+  guardrailDenied(guardrail: string): void {
+    this.#guardrailDenials.inc(guardrail);
   }
 
   approval(outcome: 'requested' | 'approved' | 'denied' | 'expired' | 'executed' | 'replayed'): void {

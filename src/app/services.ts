@@ -11,6 +11,7 @@ import type { Config } from '../config.ts';
 import { SecretsCipher } from '../credentials/cipher.ts';
 import { Vault } from '../credentials/vault.ts';
 import { ConfigError } from '../errors.ts';
+import type { Guardrails } from '../guardrails/stage.ts';
 import { Metrics } from '../metrics.ts';
 import { buildPolicy, type PolicyParts } from '../policy/index.ts';
 import type { ToolSources } from '../sources/index.ts';
@@ -46,6 +47,8 @@ export interface Services {
   readonly metrics: Metrics;
   readonly policy: PolicyParts;
   readonly toolsets: Toolsets;
+  /** The guardrail stage; null when no rule and no plugin guardrail exists (no stage at all). */
+  readonly guardrails: Guardrails | null;
 }
 
 export async function openServices(config: Config, options: ServiceOptions, logger: Logger, version: string): Promise<Services> {
@@ -85,17 +88,27 @@ export async function openServices(config: Config, options: ServiceOptions, logg
     }
     const vault = openVault(config, registry, sources, store, logger);
     const rules = sources === null ? null : { file: sources.path, entries: sources.policy };
+    const guardrails = await buildGuardrails(sources, registry, config, metrics);
     const policy = await buildPolicy({ rules, registry, store, config, metrics, log: logger });
     warnOfIdempotentHints(registry, logger, builtins);
     const toolsets = new Toolsets(sources?.toolsets ?? [], registry);
     toolsets.warnUnmatched(logger);
     keys?.bindToolsets(new Set(toolsets.definitions().map((d) => d.name)), (toolset, tool) => toolsets.isMember(toolset, tool));
-    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets };
+    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets, guardrails };
   } catch (err) {
     await sources?.close();
     await store.close();
     throw err;
   }
+}
+
+/** The guardrail stage, when the tools file has `guardrails:` or a plugin registered one; the module is loaded only then. */
+async function buildGuardrails(sources: ToolSources | null, registry: ToolRegistry, config: Config, metrics: Metrics): Promise<Guardrails | null> {
+  const rules = sources?.guardrails ?? [];
+  const plugins = registry.guardrails();
+  if (rules.length === 0 && plugins.length === 0) return null;
+  const [{ compileGuards }, { Guardrails }] = await Promise.all([import('../guardrails/rules.ts'), import('../guardrails/stage.ts')]);
+  return new Guardrails(compileGuards(sources?.path ?? null, rules, plugins), config.maxContentChars, metrics);
 }
 
 /**

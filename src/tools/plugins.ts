@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolvePackageEntry } from './package-entry.ts';
+import { isGuardrail } from './guardrail.ts';
 import { type ToolRegistry } from './registry.ts';
 import type { ToolDefinition } from './types.ts';
 import { PluginLoadError, ToolDefinitionError } from '../errors.ts';
@@ -72,10 +73,12 @@ export async function loadPlugin(registry: ToolRegistry, entry: string, cwd = pr
     return;
   }
   if (exported === undefined || exported === null || typeof exported !== 'object') {
-    throw new PluginLoadError(`plugin ${entry} must export by default a tool definition, an array of them, or a function`);
+    throw new PluginLoadError(`plugin ${entry} must export by default a tool or guardrail definition, an array of them, or a function`);
   }
-  const definitions = (Array.isArray(exported) ? exported : [exported]) as ToolDefinition[];
-  await registry.withSource(entry, () => definitions.forEach((d) => registry.registerTool(d)));
+  const definitions = (Array.isArray(exported) ? exported : [exported]) as unknown[];
+  await registry.withSource(entry, () =>
+    definitions.forEach((d) => (isGuardrail(d) ? registry.registerGuardrail(d) : registry.registerTool(d as ToolDefinition))),
+  );
 }
 
 export async function loadPlugins(registry: ToolRegistry, entries: readonly string[], cwd = process.cwd()): Promise<void> {

@@ -14,6 +14,7 @@ const file: ToolsFile = {
   mcp: [],
   credentials: null,
   policy: [],
+  guardrails: [],
   toolsets: undefined,
 };
 const read = (value: Record<string, unknown>) => readMcpEntry({ where: 'mcp[0]', value }, file);

@@ -39,6 +39,7 @@ class HandlerStage implements Stage {
     const { tool, params, identity, scope } = call;
     const max = this.#max;
     const context = call.context(call.session);
+    call.ran = true;
     const settled = await settle(() => tool.handler(params, context), context, scope.cancellation, tool.heartbeatMs);
     if (settled.kind === 'stalled') {
       context.log.warn({ heartbeatMs: tool.heartbeatMs }, 'tool handler stopped beating: aborted as stuck');
