@@ -20,7 +20,8 @@ import { StagedSessionRunner } from './sessions/runner.ts';
 import type { Store } from './store/types.ts';
 import { resumeWaitingTasks } from './tasks/connections.ts';
 import { TASK_SIGNALS_WAIT_MS, TaskRunner } from './tasks/runner.ts';
-import { Dispatcher } from './tools/invoke.ts';
+import { Dispatcher, type FinishedCall } from './tools/invoke.ts';
+import type { AuditTrail } from './audit/trail.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import type { Toolsets } from './toolsets/index.ts';
 import { flushTracing, traceLogFields } from './tracing/index.ts';
@@ -53,6 +54,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     policy.close();
     await sources?.close();
     await feed.close();
+    await services.audit?.close();
     await store.close();
   });
   if (tracing !== null) {
@@ -71,7 +73,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     results,
     metrics,
     tracing: tracing?.callTracer(config.traceArguments) ?? null,
-    onCall: feed.observe,
+    onCall: onCallOf(feed, services.audit),
     ...(vault !== null && { credentials: new CredentialsStage(vault, config.maxContentChars) }),
     ...(policy.gate !== null && { policy: policy.gate }),
     ...(services.guardrails !== null && { guardrails: services.guardrails }),
@@ -97,6 +99,15 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   resumeWaitingTasks(tasks, { vault, approvals: policy.approvals }, logger);
   await registerRoutes(app, { ...services, config, version: VERSION, dispatcher, tasks, feed });
   return app;
+}
+
+/** Who hears of every finished call: the call feed, and the audit log when it is on. */
+function onCallOf(feed: CallFeed, audit: AuditTrail | null): (call: FinishedCall) => void {
+  if (audit === null) return feed.observe;
+  return (call) => {
+    feed.observe(call);
+    audit.observe(call);
+  };
 }
 
 declare module 'fastify' {

@@ -67,6 +67,14 @@ export interface Config {
   readonly approvalWebhookUrl: string | null;
   /** The HMAC-SHA256 key of the webhook's X-Toolport-Signature; null: unsigned. */
   readonly approvalWebhookSecret: string | null;
+  /** AUDIT_LOG: the chained audit log of calls and decisions (docs/audit.md); on unless set to false. */
+  readonly auditLog: boolean;
+  /** AUDIT_FILE: every audit entry also appended to this file as a JSON line; null: none. */
+  readonly auditFile: string | null;
+  /** AUDIT_ARGUMENTS: entries carry the call's arguments, not only their hash. */
+  readonly auditArguments: boolean;
+  /** AUDIT_TTL_DAYS: how long entries are kept. */
+  readonly auditTtlDays: number;
 }
 
 export const BUILTIN_GROUPS = ['planning', 'workspace', 'introspect', 'results', 'search'] as const;
@@ -276,5 +284,9 @@ export function loadConfig(env: Env = process.env): Config {
     approvalTtlS: integer(env, 'APPROVAL_TTL_S', 86_400, 1, 30 * 86_400),
     approvalWebhookUrl: httpUrl(env, 'APPROVAL_WEBHOOK_URL'),
     approvalWebhookSecret: secretText(env, 'APPROVAL_WEBHOOK_SECRET') ?? null,
+    auditLog: flag(env, 'AUDIT_LOG', true),
+    auditFile: text(env, 'AUDIT_FILE') ?? null,
+    auditArguments: flag(env, 'AUDIT_ARGUMENTS', false),
+    auditTtlDays: integer(env, 'AUDIT_TTL_DAYS', 90, 1, 36_500),
   });
 }

@@ -4,6 +4,7 @@
  * that fails to open closes what was opened before it.
  */
 import type { Logger } from 'pino';
+import { AuditTrail } from '../audit/trail.ts';
 import { registerBuiltins } from '../builtin/index.ts';
 import { ApiKeys } from '../callers/keys.ts';
 import { TokenVerifier } from '../callers/tokens.ts';
@@ -49,6 +50,8 @@ export interface Services {
   readonly toolsets: Toolsets;
   /** The guardrail stage; null when no rule and no plugin guardrail exists (no stage at all). */
   readonly guardrails: Guardrails | null;
+  /** The audit log (docs/audit.md); null with AUDIT_LOG=false. */
+  readonly audit: AuditTrail | null;
 }
 
 export async function openServices(config: Config, options: ServiceOptions, logger: Logger, version: string): Promise<Services> {
@@ -66,6 +69,7 @@ export async function openServices(config: Config, options: ServiceOptions, logg
   const results = new ResultResources(store.results, config.resultTtlS);
   const provenance = new Provenance(store, registry, logger);
   const metrics = new Metrics();
+  const audit = config.auditLog ? new AuditTrail(store.audit, { arguments: config.auditArguments, file: config.auditFile, log: logger }) : null;
   let sources: ToolSources | null = null;
   try {
     await registerBuiltins(registry, {
@@ -86,15 +90,15 @@ export async function openServices(config: Config, options: ServiceOptions, logg
       const { loadToolSources } = await import('../sources/index.ts');
       sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version });
     }
-    const vault = openVault(config, registry, sources, store, logger);
+    const vault = openVault(config, registry, sources, store, logger, audit);
     const rules = sources === null ? null : { file: sources.path, entries: sources.policy };
     const guardrails = await buildGuardrails(sources, registry, config, metrics);
-    const policy = await buildPolicy({ rules, registry, store, config, metrics, log: logger });
+    const policy = await buildPolicy({ rules, registry, store, config, metrics, log: logger, audit });
     warnOfIdempotentHints(registry, logger, builtins);
     const toolsets = new Toolsets(sources?.toolsets ?? [], registry);
     toolsets.warnUnmatched(logger);
     keys?.bindToolsets(new Set(toolsets.definitions().map((d) => d.name)), (toolset, tool) => toolsets.isMember(toolset, tool));
-    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets, guardrails };
+    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets, guardrails, audit };
   } catch (err) {
     await sources?.close();
     await store.close();
@@ -144,7 +148,7 @@ function audiencesOf(config: Config): string[] {
  * The credential vault (docs/credentials.md), when TOOLS_FILE declares credentials: SECRETS_KEY and PUBLIC_URL
  * are then required, and every credential a tool names must be declared.
  */
-function openVault(config: Config, registry: ToolRegistry, sources: ToolSources | null, store: Store, log: Logger): Vault | null {
+function openVault(config: Config, registry: ToolRegistry, sources: ToolSources | null, store: Store, log: Logger, audit: AuditTrail | null): Vault | null {
   const definitions = sources?.credentials ?? new Map();
   for (const tool of registry.list()) {
     const undeclared = tool.credentials.find((name) => !definitions.has(name));
@@ -164,5 +168,6 @@ function openVault(config: Config, registry: ToolRegistry, sources: ToolSources 
     issuer: config.authIssuer ?? 'api-keys',
     publicUrl: config.publicUrl,
     log,
+    audit,
   });
 }

@@ -1,0 +1,144 @@
+/**
+ * The audit trail (docs/audit.md): what the service did and decided, appended to the store's chain
+ * (src/store/audit.ts) in small batches off the call's path, as the call feed is — one round trip
+ * per batch — and, with AUDIT_FILE, to a file of JSON lines. A call only queues a small record; its
+ * entry (the arguments' hash, the JSON) is made when its batch is written.
+ */
+import { appendFile } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import { StoreUnavailable } from '../errors.ts';
+import { auditJson, type AuditEvent, type AuditLog, type AuditSink } from '../store/audit.ts';
+import { hashJson } from '../tools/hash.ts';
+import type { FinishedCall } from '../tools/invoke.ts';
+
+const FLUSH_AFTER_MS = 50;
+const FLUSH_AT_ENTRIES = 100;
+/** Entries kept for the next try while the store is down; beyond, the oldest are dropped (and counted in the log). */
+const MAX_WAITING = 10_000;
+
+export interface AuditTrailOptions {
+  /** AUDIT_ARGUMENTS: keep the arguments themselves, not only their hash. */
+  arguments: boolean;
+  /** AUDIT_FILE: also append each entry there as a JSON line. */
+  file: string | null;
+  log: Logger;
+}
+
+interface Queued {
+  at: number;
+  event: AuditEvent;
+}
+
+export class AuditTrail implements AuditSink {
+  readonly #log: AuditLog;
+  readonly #options: AuditTrailOptions;
+  #pending: Queued[] = [];
+  #timer: NodeJS.Timeout | null = null;
+  #flushing: Promise<void> = Promise.resolve();
+  #failing = false;
+
+  constructor(log: AuditLog, options: AuditTrailOptions) {
+    this.#log = log;
+    this.#options = options;
+  }
+
+  record(event: AuditEvent): void {
+    this.#pending.push({ at: Date.now(), event });
+    if (this.#pending.length >= FLUSH_AT_ENTRIES) void this.flush();
+    else this.#timer ??= setTimeout(this.#flushLater, FLUSH_AFTER_MS);
+  }
+
+  /** The dispatcher's observer: a call that reached its handler, or one a policy rule or a guardrail stopped. */
+  readonly observe = (call: FinishedCall): void => {
+    const { result, scope } = call;
+    const code = result.error?.code ?? null;
+    const kind = call.ran ? 'call' : call.rule !== null ? 'policy' : code === 'guardrail_denied' ? 'guardrail' : null;
+    if (kind === null) return;
+    this.record({
+      kind,
+      caller: scope.caller,
+      user: scope.principal?.user ?? scope.user?.id ?? null,
+      tool: result.name,
+      toolHash: result.tool_hash,
+      arguments: call.params,
+      approvalId: result.approval?.id ?? null,
+      rule: call.rule,
+      outcome: code ?? 'success',
+      callId: result.id,
+      requestId: scope.requestId,
+    });
+  };
+
+  readonly #flushLater = (): void => {
+    this.#timer = null;
+    void this.flush();
+  };
+
+  /** Writes what is queued; batches go one after the other, so the file keeps the chain's order. */
+  flush(): Promise<void> {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#flushing = this.#flushing.then(() => this.#write());
+    return this.#flushing;
+  }
+
+  async #write(): Promise<void> {
+    const batch = this.#pending;
+    if (batch.length === 0) return;
+    this.#pending = [];
+    const bodies = batch.map((queued) => this.#body(queued));
+    let kept;
+    try {
+      kept = await this.#log.append(bodies);
+      this.#failing = false;
+    } catch (err) {
+      this.#keepForLater(batch, err);
+      return;
+    }
+    if (this.#options.file !== null) {
+      const lines = kept.map((entry) => `${auditJson(entry)}\n`).join('');
+      await appendFile(this.#options.file, lines).catch((err: unknown) => this.#options.log.error({ err }, 'audit entries could not be written to AUDIT_FILE'));
+    }
+  }
+
+  #keepForLater(batch: Queued[], err: unknown): void {
+    this.#pending = batch.concat(this.#pending);
+    const over = this.#pending.length - MAX_WAITING;
+    if (over > 0) {
+      this.#pending.splice(0, over);
+      this.#options.log.error({ dropped: over }, 'audit entries were dropped: the store has been unreachable too long');
+    }
+    if (!this.#failing && !(err instanceof StoreUnavailable)) this.#options.log.warn({ err }, 'audit entries could not be written; retrying');
+    this.#failing = true;
+    this.#timer ??= setTimeout(this.#flushLater, 1000);
+  }
+
+  /** The entry's JSON text: the same members in the same order for every kind. */
+  #body({ at, event }: Queued): string {
+    const args = event.arguments;
+    const body: Record<string, unknown> = {
+      at: new Date(at).toISOString(),
+      kind: event.kind,
+      caller: event.caller,
+      user: event.user ?? null,
+      on_behalf_of: event.onBehalfOf ?? null,
+      tool: event.tool ?? null,
+      tool_hash: event.toolHash ?? null,
+      arguments_hash: args === undefined || args === null ? null : hashJson(args),
+      approval_id: event.approvalId ?? null,
+      rule: event.rule ?? null,
+      outcome: event.outcome,
+      call_id: event.callId ?? null,
+      request_id: event.requestId ?? null,
+      detail: event.detail ?? null,
+    };
+    if (this.#options.arguments && args !== undefined) body.arguments = args;
+    return JSON.stringify(body);
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+}
