@@ -16,9 +16,9 @@ const nullableString = { type: ['string', 'null'] };
 const auditEntrySchema = {
   type: 'object',
   properties: {
-    seq: { type: 'integer', description: 'the entry\'s place in the chain, from 1' },
+    seq: { type: 'integer', description: "the entry's place in the chain, from 1" },
     prev: { type: 'string', description: 'the hash of the entry before ("" for the first)' },
-    hash: { type: 'string', description: 'SHA-1 of prev, a newline and the entry\'s JSON without seq, prev and hash' },
+    hash: { type: 'string', description: "SHA-1 of prev, a newline and the entry's JSON without seq, prev and hash" },
     at: { type: 'string', format: 'date-time' },
     kind: { type: 'string', enum: ['call', 'policy', 'guardrail', 'approval', 'credential', 'admin'] },
     caller: { ...nullableString, description: 'the API key or signed-in caller' },
@@ -29,11 +29,14 @@ const auditEntrySchema = {
     arguments_hash: { ...nullableString, description: 'SHA-256 of the RFC 8785 JSON of the arguments' },
     arguments: { description: 'the arguments themselves, only with AUDIT_ARGUMENTS=true' },
     approval_id: nullableString,
-    rule: { ...nullableString, description: 'the policy rule that decided (`policy[2]`, or `approval` for a tool\'s own)' },
-    outcome: { type: 'string', description: '`success` or the error code of a call; approved, denied, expired; connected, disconnected; an admin request\'s HTTP status' },
+    rule: { ...nullableString, description: "the policy rule that decided (`policy[2]`, or `approval` for a tool's own)" },
+    outcome: {
+      type: 'string',
+      description: "`success` or the error code of a call; approved, denied, expired; connected, disconnected; an admin request's HTTP status",
+    },
     call_id: nullableString,
     request_id: nullableString,
-    detail: { ...nullableString, description: 'a credential\'s name, an admin request\'s method and path' },
+    detail: { ...nullableString, description: "a credential's name, an admin request's method and path" },
   },
   required: ['seq', 'prev', 'hash', 'at', 'kind', 'caller', 'outcome'],
 };
