@@ -80,7 +80,7 @@ export async function auditPage(log: AuditLog, query: AuditQuery): Promise<{ ent
   const entries: Shown[] = [];
   let before = query.cursor ?? null;
   let scanned = 0;
-  while (entries.length < query.limit && scanned < MAX_SCANNED) {
+  while (scanned < MAX_SCANNED) {
     const page = await log.newest(before, READ_PAGE);
     for (const stored of page) {
       before = stored.seq;
@@ -89,7 +89,7 @@ export async function auditPage(log: AuditLog, query: AuditQuery): Promise<{ ent
       if (entry === null) continue;
       if (since !== null && entry.at < since) return { entries, next_cursor: null };
       if (keeps(filters, entry)) entries.push(entry);
-      if (entries.length === query.limit) break;
+      if (entries.length === query.limit) return { entries, next_cursor: before > 1 ? before : null };
     }
     if (page.length < READ_PAGE) return { entries, next_cursor: null };
   }
