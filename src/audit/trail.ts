@@ -2,12 +2,12 @@
  * The audit trail (docs/audit.md): what the service did and decided, appended to the store's chain
  * (src/store/audit.ts) in small batches off the call's path, as the call feed is — one round trip
  * per batch — and, with AUDIT_FILE, to a file of JSON lines. A call only queues a small record; its
- * entry (the arguments' hash, the JSON) is made when its batch is written.
+ * entry (the arguments' hash, the JSON) is made when the store writes it (the memory store: when read).
  */
 import { appendFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { StoreUnavailable } from '../errors.ts';
-import { auditJson, type AuditEvent, type AuditLog, type AuditSink } from '../store/audit.ts';
+import { auditJson, type AuditBody, type AuditEvent, type AuditLog, type AuditSink } from '../store/audit.ts';
 import { hashJson } from '../tools/hash.ts';
 import type { FinishedCall } from '../tools/invoke.ts';
 
@@ -24,15 +24,54 @@ export interface AuditTrailOptions {
   log: Logger;
 }
 
-interface Queued {
-  at: number;
-  event: AuditEvent;
+/** Text that JSON writes as it is between quotes (ids, names, codes, hashes usually are). */
+const PLAIN = /^[\w .:/@+=[\]-]*$/;
+const quoted = (text: string | null | undefined) => (text == null ? 'null' : PLAIN.test(text) ? `"${text}"` : JSON.stringify(text));
+
+/** The ISO date of an epoch ms, reusing the text of its second when the last one was in the same second. */
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+function isoDate(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    isoSecond = second;
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
+  }
+  const milli = ms - second * 1000;
+  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+}
+
+/** One event until its batch is written: its JSON (the arguments' hash included) is made only then, once. */
+class QueuedEntry implements AuditBody {
+  readonly #at: number;
+  readonly #event: AuditEvent;
+  readonly #withArguments: boolean;
+  #text: string | null = null;
+
+  constructor(at: number, event: AuditEvent, withArguments: boolean) {
+    this.#at = at;
+    this.#event = event;
+    this.#withArguments = withArguments;
+  }
+
+  /** The same members in the same order for every kind. */
+  text(): string {
+    if (this.#text !== null) return this.#text;
+    const e = this.#event;
+    const args = e.arguments;
+    this.#text =
+      `{"at":"${isoDate(this.#at)}","kind":"${e.kind}","caller":${quoted(e.caller)},"user":${quoted(e.user)},"on_behalf_of":${quoted(e.onBehalfOf)}` +
+      `,"tool":${quoted(e.tool)},"tool_hash":${quoted(e.toolHash)},"arguments_hash":${args == null ? 'null' : `"${hashJson(args)}"`}` +
+      `,"approval_id":${quoted(e.approvalId)},"rule":${quoted(e.rule)},"outcome":${quoted(e.outcome)},"call_id":${quoted(e.callId)}` +
+      `,"request_id":${quoted(e.requestId)},"detail":${quoted(e.detail)}${this.#withArguments && args !== undefined ? `,"arguments":${JSON.stringify(args)}` : ''}}`;
+    return this.#text;
+  }
 }
 
 export class AuditTrail implements AuditSink {
   readonly #log: AuditLog;
   readonly #options: AuditTrailOptions;
-  #pending: Queued[] = [];
+  #pending: QueuedEntry[] = [];
   #timer: NodeJS.Timeout | null = null;
   #flushing: Promise<void> = Promise.resolve();
   #failing = false;
@@ -43,7 +82,7 @@ export class AuditTrail implements AuditSink {
   }
 
   record(event: AuditEvent): void {
-    this.#pending.push({ at: Date.now(), event });
+    this.#pending.push(new QueuedEntry(Date.now(), event, this.#options.arguments));
     if (this.#pending.length >= FLUSH_AT_ENTRIES) void this.flush();
     else this.#timer ??= setTimeout(this.#flushLater, FLUSH_AFTER_MS);
   }
@@ -86,22 +125,22 @@ export class AuditTrail implements AuditSink {
     const batch = this.#pending;
     if (batch.length === 0) return;
     this.#pending = [];
-    const bodies = batch.map((queued) => this.#body(queued));
+    const file = this.#options.file;
     let kept;
     try {
-      kept = await this.#log.append(bodies);
+      kept = await this.#log.append(batch, file !== null);
       this.#failing = false;
     } catch (err) {
       this.#keepForLater(batch, err);
       return;
     }
-    if (this.#options.file !== null) {
+    if (file !== null) {
       const lines = kept.map((entry) => `${auditJson(entry)}\n`).join('');
-      await appendFile(this.#options.file, lines).catch((err: unknown) => this.#options.log.error({ err }, 'audit entries could not be written to AUDIT_FILE'));
+      await appendFile(file, lines).catch((err: unknown) => this.#options.log.error({ err }, 'audit entries could not be written to AUDIT_FILE'));
     }
   }
 
-  #keepForLater(batch: Queued[], err: unknown): void {
+  #keepForLater(batch: QueuedEntry[], err: unknown): void {
     this.#pending = batch.concat(this.#pending);
     const over = this.#pending.length - MAX_WAITING;
     if (over > 0) {
@@ -111,29 +150,6 @@ export class AuditTrail implements AuditSink {
     if (!this.#failing && !(err instanceof StoreUnavailable)) this.#options.log.warn({ err }, 'audit entries could not be written; retrying');
     this.#failing = true;
     this.#timer ??= setTimeout(this.#flushLater, 1000);
-  }
-
-  /** The entry's JSON text: the same members in the same order for every kind. */
-  #body({ at, event }: Queued): string {
-    const args = event.arguments;
-    const body: Record<string, unknown> = {
-      at: new Date(at).toISOString(),
-      kind: event.kind,
-      caller: event.caller,
-      user: event.user ?? null,
-      on_behalf_of: event.onBehalfOf ?? null,
-      tool: event.tool ?? null,
-      tool_hash: event.toolHash ?? null,
-      arguments_hash: args === undefined || args === null ? null : hashJson(args),
-      approval_id: event.approvalId ?? null,
-      rule: event.rule ?? null,
-      outcome: event.outcome,
-      call_id: event.callId ?? null,
-      request_id: event.requestId ?? null,
-      detail: event.detail ?? null,
-    };
-    if (this.#options.arguments && args !== undefined) body.arguments = args;
-    return JSON.stringify(body);
   }
 
   async close(): Promise<void> {

@@ -14,9 +14,18 @@ export interface StoredAuditEntry {
   readonly body: string;
 }
 
+/** An entry's body, made when first asked for: a store that writes it asks at once, the memory store when it is read. */
+export interface AuditBody {
+  text(): string;
+}
+
 export interface AuditLog {
-  /** Appends the bodies in order (one round trip), drops entries older than the retention, and answers them as kept. */
-  append(bodies: readonly string[]): Promise<StoredAuditEntry[]>;
+  /**
+   * Appends the bodies in order (one round trip), drops entries past the retention, and answers them
+   * as kept. The memory store links them when they are first read (their `hash` is computed then),
+   * or at once when `linked` asks for the answer's hashes.
+   */
+  append(bodies: readonly AuditBody[], linked?: boolean): Promise<StoredAuditEntry[]>;
   /** Entries with seq below `before` (null: the newest), newest first, at most `limit`. */
   newest(before: number | null, limit: number): Promise<StoredAuditEntry[]>;
   /** Entries with seq above `after` (0: from the oldest kept), oldest first, at most `limit`. */

@@ -3,7 +3,7 @@
  * `{audit}` hash tag so the appending script runs on Redis Cluster. A batch is one round trip.
  */
 import type { Cluster, Redis } from 'ioredis';
-import type { AuditLog, StoredAuditEntry } from '../audit.ts';
+import type { AuditBody, AuditLog, StoredAuditEntry } from '../audit.ts';
 import { defineScripts } from './scripts.ts';
 
 type Client = (Redis | Cluster) & {
@@ -38,8 +38,9 @@ export class RedisAuditLog implements AuditLog {
     this.#run = run;
   }
 
-  async append(bodies: readonly string[]): Promise<StoredAuditEntry[]> {
-    if (bodies.length === 0) return [];
+  async append(entries: readonly AuditBody[]): Promise<StoredAuditEntry[]> {
+    if (entries.length === 0) return [];
+    const bodies = entries.map((entry) => entry.text());
     const [first, firstPrev, hashes] = await this.#run(() => this.#client.auditAppend(this.#chain, this.#head, this.#ttlMs, bodies.join('\n')));
     return bodies.map((body, i) => ({ seq: Number(first) + i, prev: i === 0 ? firstPrev : hashes[i - 1]!, hash: hashes[i]!, body }));
   }
