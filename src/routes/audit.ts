@@ -12,6 +12,8 @@ const MAX_SCANNED = 10_000;
 const READ_PAGE = 500;
 
 const nullableString = { type: ['string', 'null'] };
+/** An ISO 8601 UTC time, to the second or the millisecond (what `at` holds). */
+const DATE_TIME = '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d{1,3})?Z$';
 
 const auditEntrySchema = {
   type: 'object',
@@ -72,10 +74,17 @@ function keeps(query: AuditQuery, entry: Shown): boolean {
   );
 }
 
+/** A time as entries hold it (milliseconds always written), so that times compare as text. */
+function asStored(time: string): string {
+  const dot = time.indexOf('.');
+  const ms = dot === -1 ? '' : time.slice(dot + 1, -1);
+  return `${time.slice(0, 19)}.${ms.padEnd(3, '0')}Z`;
+}
+
 /** Up to `limit` entries the filters keep, newest first, and where the next page starts (null: no more). */
 export async function auditPage(log: AuditLog, query: AuditQuery): Promise<{ entries: Shown[]; next_cursor: number | null }> {
-  const since = query.since === undefined ? null : new Date(query.since).toISOString();
-  const until = query.until === undefined ? undefined : new Date(query.until).toISOString();
+  const since = query.since === undefined ? null : asStored(query.since);
+  const until = query.until === undefined ? undefined : asStored(query.until);
   const filters = { ...query, ...(until !== undefined && { until }) };
   const entries: Shown[] = [];
   let before = query.cursor ?? null;
@@ -114,8 +123,8 @@ export async function auditRoutes(app: FastifyInstance, { log }: { log: AuditLog
             tool: { type: 'string', maxLength: 256 },
             caller: { type: 'string', maxLength: 300 },
             outcome: { type: 'string', maxLength: 64 },
-            since: { type: 'string', format: 'date-time', description: 'only entries at or after this time' },
-            until: { type: 'string', format: 'date-time', description: 'only entries at or before this time' },
+            since: { type: 'string', pattern: DATE_TIME, description: 'only entries at or after this time (UTC, e.g. 2026-11-28T09:00:00Z)' },
+            until: { type: 'string', pattern: DATE_TIME, description: 'only entries at or before this time (UTC)' },
           },
         },
         response: {

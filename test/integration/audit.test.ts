@@ -70,6 +70,11 @@ describe.each(STORES)('the audit log (%s)', (kind) => {
     const first = await get(app, '/audit?limit=2', bearer(fixture.keys.ops));
     const second = await get(app, `/audit?limit=2&cursor=${first.body.next_cursor}`, bearer(fixture.keys.ops));
     expect(second.body.entries[0].seq).toBe(first.body.entries[1].seq - 1);
+    // Times compare with or without milliseconds.
+    const at = (entries[2]!.at as string).slice(0, 19);
+    const window = await get(app, `/audit?since=${at}Z&until=${at}.999Z`, bearer(fixture.keys.ops));
+    expect(window.body.entries.map((e: Record<string, unknown>) => e.seq)).toContain(entries[2]!.seq);
+    expect((await get(app, '/audit?since=2999-01-01T00:00:00Z', bearer(fixture.keys.ops))).body.entries).toEqual([]);
   });
 
   it('answers GET /audit to admins only', async () => {
