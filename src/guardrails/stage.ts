@@ -61,7 +61,8 @@ export class Guardrails {
       annotateGuardrails(actions);
     }
     if (checked.denied !== null) return this.#deny(call, checked.denied, 'input', actions);
-    if (checked.value !== call.params) call.params = Object.freeze(checked.value) as Readonly<Record<string, unknown>>;
+    // What the handler, the session event, the call feed and the audit log see from here on.
+    if (checked.value !== call.params) call.params = call.parsed = Object.freeze(checked.value) as Readonly<Record<string, unknown>>;
     const result = await next();
     // A replay or a refusal before the handler: the output half did not run to say what was done.
     if (actions.length > 0 && result.guardrails === undefined) result.guardrails = actions;
