@@ -102,7 +102,8 @@ export class RedisStore implements Store {
     this.approvals = new RedisApprovals(client, options.keyPrefix, (command) => this.#run(command));
     this.rateCounter = new RedisRateCounter(client, options.keyPrefix);
     this.mcpClients = new RedisMcpClients(client, options.keyPrefix, (command) => this.#run(command));
-    this.audit = new RedisAuditLog(client, options.keyPrefix, options.auditTtlMs ?? AUDIT_TTL_MS, (command) => this.#run(command));
+    // The audit log writes beside the call feed, on its connection: a stalled batch never holds up a call's commands.
+    this.audit = new RedisAuditLog(this.calls.connection, options.keyPrefix, options.auditTtlMs ?? AUDIT_TTL_MS, (command) => this.calls.run(command));
   }
 
   /** Waits a little for the first connection so the first requests do not see a cold store. */
