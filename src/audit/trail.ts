@@ -7,6 +7,7 @@
 import { appendFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { StoreUnavailable } from '../errors.ts';
+import { isoDate, jsonString } from '../json.ts';
 import { auditJson, type AuditBody, type AuditEvent, type AuditLog, type AuditSink } from '../store/audit.ts';
 import { hashJson } from '../tools/hash.ts';
 import type { FinishedCall } from '../tools/invoke.ts';
@@ -22,23 +23,6 @@ export interface AuditTrailOptions {
   /** AUDIT_FILE: also append each entry there as a JSON line. */
   file: string | null;
   log: Logger;
-}
-
-/** Text that JSON writes as it is between quotes (ids, names, codes, hashes usually are). */
-const PLAIN = /^[\w .:/@+=[\]-]*$/;
-const quoted = (text: string | null | undefined) => (text == null ? 'null' : PLAIN.test(text) ? `"${text}"` : JSON.stringify(text));
-
-/** The ISO date of an epoch ms, reusing the text of its second when the last one was in the same second. */
-let isoSecond = Number.NaN;
-let isoPrefix = '';
-function isoDate(ms: number): string {
-  const second = Math.floor(ms / 1000);
-  if (second !== isoSecond) {
-    isoSecond = second;
-    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
-  }
-  const milli = ms - second * 1000;
-  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
 
 /** One event until its batch is written: its JSON (the arguments' hash included) is made only then, once. */
@@ -60,10 +44,10 @@ class QueuedEntry implements AuditBody {
     const e = this.#event;
     const args = e.arguments;
     this.#text =
-      `{"at":"${isoDate(this.#at)}","kind":"${e.kind}","caller":${quoted(e.caller)},"user":${quoted(e.user)},"on_behalf_of":${quoted(e.onBehalfOf)}` +
-      `,"tool":${quoted(e.tool)},"tool_hash":${quoted(e.toolHash)},"arguments_hash":${args == null ? 'null' : `"${hashJson(args)}"`}` +
-      `,"approval_id":${quoted(e.approvalId)},"rule":${quoted(e.rule)},"outcome":${quoted(e.outcome)},"call_id":${quoted(e.callId)}` +
-      `,"request_id":${quoted(e.requestId)},"detail":${quoted(e.detail)}${this.#withArguments && args !== undefined ? `,"arguments":${JSON.stringify(args)}` : ''}}`;
+      `{"at":"${isoDate(this.#at)}","kind":"${e.kind}","caller":${jsonString(e.caller)},"user":${jsonString(e.user)},"on_behalf_of":${jsonString(e.onBehalfOf)}` +
+      `,"tool":${jsonString(e.tool)},"tool_hash":${jsonString(e.toolHash)},"arguments_hash":${args == null ? 'null' : `"${hashJson(args)}"`}` +
+      `,"approval_id":${jsonString(e.approvalId)},"rule":${jsonString(e.rule)},"outcome":${jsonString(e.outcome)},"call_id":${jsonString(e.callId)}` +
+      `,"request_id":${jsonString(e.requestId)},"detail":${jsonString(e.detail)}${this.#withArguments && args !== undefined ? `,"arguments":${JSON.stringify(args)}` : ''}}`;
     return this.#text;
   }
 }
