@@ -104,6 +104,17 @@ describe('guardrails', () => {
       { name: 'credit_card', action: 'redact', where: 'output' },
       { name: 'email', action: 'redact', where: 'output' },
     ]);
+    // The same over MCP: redacted blocks and structured content, the actions in _meta.
+    const mcp = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+      payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'crm_profile', arguments: {} } }),
+    });
+    const { result } = mcp.json() as { result: Record<string, any> };
+    expect(JSON.stringify(result)).not.toContain(EMAIL);
+    expect(result.structuredContent.card).toBe('[redacted:credit_card]');
+    expect(result._meta['toolport/guardrails']).toEqual(body.guardrails);
   });
 
   it("runs a plugin's own guardrail on the result", async () => {
