@@ -65,8 +65,7 @@ export class Guardrails {
     if (checked.value !== call.params) call.params = call.parsed = Object.freeze(checked.value) as Readonly<Record<string, unknown>>;
     const result = await next();
     // A replay or a refusal before the handler: the output half did not run to say what was done.
-    if (actions.length > 0 && result.guardrails === undefined) result.guardrails = actions;
-    return result;
+    return actions.length > 0 && result.guardrails === undefined ? { ...result, guardrails: actions } : result;
   }
 
   async #output(call: PipelineCall, next: () => Promise<InvocationResult>): Promise<InvocationResult> {
@@ -74,10 +73,10 @@ export class Guardrails {
     const before = call.guardrails;
     if (guards.length === 0) {
       const result = await next();
-      if (before !== null) result.guardrails = before;
-      return result;
+      return before === null ? result : { ...result, guardrails: before };
     }
     let result = await next();
+    // Results are copied, never changed in place: a replayed or recorded one may be shared.
     const actions: GuardrailAction[] = before === null ? [] : [...before];
     const shown = { message: result.message, value: result.value };
     const checked = await this.#check(guards, 'output', call, shown, actions, (guard, output, about) =>
@@ -86,8 +85,7 @@ export class Guardrails {
     annotateGuardrails(actions);
     if (checked.denied !== null) return this.#deny(call, checked.denied, 'output', actions);
     if (checked.value !== shown) result = redactResult(result, checked.value, call.tool.maxContentChars ?? this.#maxContentChars);
-    if (actions.length > 0) result.guardrails = actions;
-    return result;
+    return actions.length > 0 ? { ...result, guardrails: actions } : result;
   }
 
   /** Runs each guard in order on `subject` (each sees what the one before left); stops at a denial. */
