@@ -85,6 +85,8 @@ describe('guardrails', () => {
     const events = await sessionEvents(app, 'guard-deny');
     expect(events.at(-1)).toMatchObject({ error_code: 'guardrail_denied', guardrails: [{ name: 'aws_key', action: 'deny', where: 'input' }] });
     expect((await get(app, '/metrics')).text).toContain('toolport_guardrail_denials_total{guardrail="aws_key"} 1');
+    await new Promise((resolve) => setTimeout(resolve, 120)); // the audit batch is written within 50 ms
+    expect((await get(app, '/audit?kind=guardrail')).body.entries).toMatchObject([{ tool: 'crm_note', outcome: 'guardrail_denied' }]);
     // Clean arguments pass.
     expect((await post(app, { name: 'crm_note', arguments: { note: 'call back' } })).body).toMatchObject({ success: true });
     expect(handled.get('crm_note')).toBe(1);
