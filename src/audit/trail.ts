@@ -59,6 +59,7 @@ export class AuditTrail implements AuditSink {
   #timer: NodeJS.Timeout | null = null;
   #flushing: Promise<void> = Promise.resolve();
   #failing = false;
+  #closed = false;
 
   constructor(log: AuditLog, options: AuditTrailOptions) {
     this.#log = log;
@@ -133,10 +134,13 @@ export class AuditTrail implements AuditSink {
     }
     if (!this.#failing && !(err instanceof StoreUnavailable)) this.#options.log.warn({ err }, 'audit entries could not be written; retrying');
     this.#failing = true;
-    this.#timer ??= setTimeout(this.#flushLater, 1000);
+    // A closed trail does not retry: what it could not write by then is lost (and logged).
+    if (this.#closed) this.#options.log.error({ lost: this.#pending.length }, 'audit entries were lost: the store did not answer before the service closed');
+    else this.#timer ??= setTimeout(this.#flushLater, 1000).unref();
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     await this.flush();
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;

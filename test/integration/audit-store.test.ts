@@ -5,10 +5,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
 import { verifyChain } from '../../src/audit/verify.ts';
 import { auditHash, type AuditLog, type StoredAuditEntry } from '../../src/store/audit.ts';
 import { MemoryAuditLog } from '../../src/store/memory/audit.ts';
 import { RedisStore } from '../../src/store/redis/store.ts';
+import { RedisServer } from '../../support/redis-server.ts';
 
 const body = (n: number) => ({ text: () => JSON.stringify({ n }) });
 const bodies = (from: number, count: number) => Array.from({ length: count }, (_, i) => body(from + i));
@@ -73,5 +75,29 @@ describe('the memory audit chain', () => {
     let head = '';
     for (let n = 0; n < 10; n++) head = auditHash(head, JSON.stringify({ n }));
     expect(kept[0]!.prev).toBe(head);
+  });
+});
+
+describe('the audit trail while Redis is down', () => {
+  it('keeps the entries and writes them, in order, once Redis is back', async () => {
+    const redis = await RedisServer.start();
+    const store = new RedisStore({ url: redis.url }, { keyPrefix: 'test:audit-outage:', sessionTtlS: 60, sessionMaxEvents: 10 }, pino({ level: 'silent' }));
+    closers.push(async () => {
+      await store.close();
+      await redis.stop();
+    });
+    await store.waitUntilReady();
+    const trail = new AuditTrail(store.audit, { arguments: false, file: null, log: pino({ level: 'silent' }) });
+    trail.record({ kind: 'admin', caller: 'ops', outcome: '204', detail: 'before' });
+    await trail.flush();
+    await redis.stop();
+    for (const detail of ['during 1', 'during 2']) trail.record({ kind: 'admin', caller: 'ops', outcome: '204', detail });
+    await trail.flush();
+    await redis.restart();
+    await store.waitUntilReady(5000);
+    await expect
+      .poll(async () => (await store.audit.oldest(0, 10).catch(() => [])).map((e) => JSON.parse(e.body).detail), { timeout: 8000 })
+      .toEqual(['during 1', 'during 2']);
+    await trail.close();
   });
 });
