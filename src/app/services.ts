@@ -89,6 +89,8 @@ export async function openServices(config: Config, options: ServiceOptions, logg
       // Loaded only when used: the HTTP client and the OpenAPI parser cost start-up time.
       const { loadToolSources } = await import('../sources/index.ts');
       sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version });
+      const loaded = sources;
+      metrics.watchUpstreams(() => loaded.upstreamStatus().flatMap((u) => u.guards.map((guard) => ({ source: u.source, ...guard }))));
     }
     const vault = openVault(config, registry, sources, store, logger, audit);
     const rules = sources === null ? null : { file: sources.path, entries: sources.policy };

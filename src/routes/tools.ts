@@ -30,6 +30,8 @@ const FIELDS: Record<string, (tool: RegisteredTool) => unknown> = {
   hash: (t) => t.hash,
 };
 
+const FIELD_NAMES = Object.keys(FIELDS).join('|');
+
 /** `fields=name,description`: the pickers, in the order given; only with the native format. */
 function fieldsOf(raw: string | undefined, format: Format): Fields | null {
   if (raw === undefined) return null;
@@ -147,6 +149,7 @@ const listQuery = {
     toolset: { type: 'string', description: 'list only this toolset (GET /toolsets); a toolset that does not exist answers 404' },
     fields: {
       type: 'string',
+      pattern: `^(${FIELD_NAMES})(,(${FIELD_NAMES}))*$`,
       description: `only these members of each definition, comma-separated (format native): ${Object.keys(FIELDS).join(', ')}. A first page of a large catalog: name,description,source`,
     },
   },

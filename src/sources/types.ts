@@ -6,6 +6,7 @@ import type { Provenance } from '../tools/provenance.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { RawEntry } from './entry.ts';
 import type { ToolsFile } from './tools-file.ts';
+import type { GuardView } from './upstream/guard.ts';
 import type { CallHealthView } from './upstream/health.ts';
 
 export interface SourceContext {
@@ -38,6 +39,8 @@ export interface UpstreamStatus {
   calls: CallHealthView;
   /** Pinned tools whose upstream definition changed and waits for an admin. */
   pending: number;
+  /** Its breaker and limits: one per origin for the HTTP tools, one for an OpenAPI source or MCP server. */
+  guards: readonly GuardView[];
 }
 
 /**

@@ -6,18 +6,20 @@
 import type { AuthorizationLink, ErrorCode } from './outcome.ts';
 
 /** The codes a handler may end its call with; the others belong to the dispatcher and the ledger. */
-export type HandlerFailureCode = Extract<ErrorCode, 'upstream_rejected' | 'upstream_unavailable' | 'tool_changed' | 'handler_error'>;
+export type HandlerFailureCode = Extract<ErrorCode, 'upstream_rejected' | 'upstream_unavailable' | 'upstream_busy' | 'tool_changed' | 'handler_error'>;
 
 export class ToolFailure extends Error {
   override name = 'ToolFailure';
   /**
    * @param message what the model should read: what happened and what to do next
    * @param detail  a short reason for `error.detail` and the log (never a secret)
+   * @param retryAfterS when retrying is known to help: `error.retry_after_s`
    */
   constructor(
     readonly code: HandlerFailureCode,
     message: string,
     readonly detail: string,
+    readonly retryAfterS: number | null = null,
   ) {
     super(message);
   }

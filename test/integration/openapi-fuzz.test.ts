@@ -46,7 +46,8 @@ async function documentFor(app: FastifyInstance, authorization: Record<string, s
 /** Rules across parameters that a parameter's schema cannot carry. */
 function crossParameterRule(url: string): boolean {
   const query = new URLSearchParams(url.split('?')[1] ?? '');
-  return query.get('format') === 'mcp' && query.has('tool_choice'); // MCP has no tool_choice: 400
+  if (query.get('format') === 'mcp' && query.has('tool_choice')) return true; // MCP has no tool_choice: 400
+  return query.has('fields') && (query.get('format') ?? 'native') !== 'native'; // fields only shape native definitions: 400
 }
 
 /** A GET that answers an open-ended event stream (the live call feed) never ends under inject: its own tests cover it. */

@@ -81,7 +81,7 @@ class HandlerStage implements Stage {
     if (error instanceof AuthorizationRequired) return authorizationRequired(identity, error, this.#max);
     if (error instanceof ToolFailure) {
       context.log.warn({ code: error.code, detail: error.detail }, 'tool failed');
-      return failure(identity, error.code, error.message, error.detail, this.#max);
+      return failure(identity, error.code, error.message, error.detail, this.#max, error.retryAfterS);
     }
     context.log.warn({ err: error }, 'tool handler threw');
     const [message, detail] = explain.handlerError(tool, reasonOf(error));
