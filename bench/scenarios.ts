@@ -53,6 +53,8 @@ const SESSION_HEADERS = { ...JSON_HEADERS, 'x-session-id': 'bench-1' };
 const INVOKE_BODY = JSON.stringify({ name: 'echo', arguments: { text: 'hi' } });
 // The idempotent echo: the same arguments every time replay one record (hit); a fresh id per
 // request makes every call a new entry: begin, run, record (miss).
+// The same echo, its handler run in a worker thread of the pool (`isolation: 'worker'`).
+const ISOLATED_BODY = JSON.stringify({ name: 'echo_isolated', arguments: { text: 'hi' } });
 const LEDGER_HIT_BODY = JSON.stringify({ name: 'echo_once', arguments: { text: 'hi' } });
 const LEDGER_MISS_BODY = JSON.stringify({ name: 'echo_once', arguments: { text: '[<id>]' } });
 
@@ -124,6 +126,27 @@ export const scenarios: Scenario[] = [
       { kind: 'addedP50', maxMs: 1 },
       { kind: 'addedP99', maxMs: 5 },
     ],
+  },
+  // Isolated against in process at the same fixed rate: a process's CPU per call grows as its rate
+  // falls, and the worker round trip lowers the rate a loaded machine reaches as fast as it goes.
+  {
+    name: 'isolated native call at a fixed 2,000 calls/s (memory store)',
+    target: 'memory',
+    path: '/tools/invoke',
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: ISOLATED_BODY,
+    overallRate: 2000,
+    targets: [{ kind: 'cpuPlus', of: 'native invoke at a fixed 2,000 calls/s (memory store)', maxUs: 60 }],
+  },
+  {
+    name: 'isolated native call (memory store)',
+    target: 'memory',
+    path: '/tools/invoke',
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: ISOLATED_BODY,
+    targets: [{ kind: 'cpuPlus', of: 'native invoke (memory store)', maxUs: 60 }],
   },
   { name: 'native invoke + session (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: SESSION_HEADERS, body: INVOKE_BODY },
   {

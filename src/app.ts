@@ -15,6 +15,7 @@ import { formatByName } from './formats/index.ts';
 import { answerCalls } from './http/answer-calls.ts';
 import { taskAccess } from './http/scope.ts';
 import { LedgerGuard } from './ledger/guard.ts';
+import { EventLoopGuard } from './plugins/event-loop.ts';
 import { requestTracingPlugin } from './plugins/tracing.ts';
 import { StagedSessionRunner } from './sessions/runner.ts';
 import type { Store } from './store/types.ts';
@@ -22,6 +23,7 @@ import { resumeWaitingTasks } from './tasks/connections.ts';
 import { TASK_SIGNALS_WAIT_MS, TaskRunner } from './tasks/runner.ts';
 import { Dispatcher, type FinishedCall } from './tools/invoke.ts';
 import type { AuditTrail } from './audit/trail.ts';
+import type { WorkerPool } from './tools/isolation/pool.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import type { Toolsets } from './toolsets/index.ts';
 import { flushTracing, traceLogFields } from './tracing/index.ts';
@@ -47,12 +49,18 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const logger = options.logger ?? createLogger(config);
   const services = await openServices(config, options, logger, VERSION);
   const { tracing, keys, store, registry, results, sources, vault, metrics, policy, toolsets, provenance } = services;
-  const app = createHttpServer(config, logger, metrics);
+  // Event-loop lag: measured always (a metric), refusing new calls past MAX_EVENT_LOOP_DELAY_MS.
+  const loop = new EventLoopGuard(config.maxEventLoopDelayMs);
+  metrics.watchEventLoop(() => loop.lagMs);
+  const app = createHttpServer(config, logger, metrics, loop);
+  app.addHook('onReady', async () => loop.start());
   const feed = new CallFeed(store.calls, logger);
   app.addHook('onClose', async () => {
+    loop.close();
     await tasks.close(); // built below, before the app can close
     policy.close();
     await sources?.close();
+    await services.workers.close();
     await feed.close();
     await services.audit?.close();
     await store.close();
@@ -94,10 +102,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   // Hear the other replicas' task signals before answering (bounded: a store that is down answers 503 meanwhile).
   await Promise.race([tasks.listening, new Promise((resolve) => setTimeout(resolve, TASK_SIGNALS_WAIT_MS).unref())]);
-  app.decorate('toolport', { registry, store, dispatcher, config, feed, toolsets, tasks });
+  app.decorate('toolport', { registry, store, dispatcher, config, feed, toolsets, tasks, workers: services.workers });
   provenance.recordAtStart();
   resumeWaitingTasks(tasks, { vault, approvals: policy.approvals }, logger);
-  await registerRoutes(app, { ...services, config, version: VERSION, dispatcher, tasks, feed });
+  await registerRoutes(app, { ...services, config, version: VERSION, dispatcher, tasks, feed, loop });
   return app;
 }
 
@@ -112,6 +120,15 @@ function onCallOf(feed: CallFeed, audit: AuditTrail | null): (call: FinishedCall
 
 declare module 'fastify' {
   interface FastifyInstance {
-    toolport: { registry: ToolRegistry; store: Store; dispatcher: Dispatcher; config: Config; feed: CallFeed; toolsets: Toolsets; tasks: TaskRunner };
+    toolport: {
+      registry: ToolRegistry;
+      store: Store;
+      dispatcher: Dispatcher;
+      config: Config;
+      feed: CallFeed;
+      toolsets: Toolsets;
+      tasks: TaskRunner;
+      workers: WorkerPool;
+    };
   }
 }

@@ -36,6 +36,8 @@ export class InsufficientScope extends InsufficientScopeBase {
 export const RateLimited = createError('TP_RATE_LIMITED', '%s', 429);
 export const Closing = createError('TP_CLOSING', '%s', 503);
 export const NotReady = createError('TP_NOT_READY', '%s', 503);
+/** The event loop lags past MAX_EVENT_LOOP_DELAY_MS: new calls are refused until it turns again. */
+export const Overloaded = createError('TP_OVERLOADED', '%s', 503);
 const IdempotencyKeyInFlightBase = createError<[string]>('TP_IDEMPOTENCY_KEY_IN_FLIGHT', '%s', 409);
 /** 409: a call holding the same Idempotency-Key is still running; the answer says when to retry. */
 export class IdempotencyKeyInFlight extends IdempotencyKeyInFlightBase {
@@ -104,6 +106,7 @@ export type Forbidden = InstanceType<typeof Forbidden>;
 export type RateLimited = InstanceType<typeof RateLimited>;
 export type Closing = InstanceType<typeof Closing>;
 export type NotReady = InstanceType<typeof NotReady>;
+export type Overloaded = InstanceType<typeof Overloaded>;
 export type AlreadyDecided = InstanceType<typeof AlreadyDecided>;
 export type InvalidArguments = InstanceType<typeof InvalidArguments>;
 export type JsonInputError = InstanceType<typeof JsonInputError>;
@@ -152,6 +155,7 @@ const PROBLEMS: Record<string, [string, string]> = {
   TP_RATE_LIMITED: ['rate-limited', "The API key's rate limit is reached"],
   TP_CLOSING: ['shutting-down', 'The service is shutting down'],
   TP_NOT_READY: ['not-ready', 'A tool server behind toolport is down'],
+  TP_OVERLOADED: ['overloaded', "The replica's event loop is lagging: new calls are refused for now"],
   TP_IDEMPOTENCY_KEY_IN_FLIGHT: ['idempotency-key-in-flight', 'A call with this Idempotency-Key is still running'],
   TP_IDEMPOTENCY_KEY_REUSED: ['idempotency-key-reused', 'This Idempotency-Key was used with another payload'],
   TP_ALREADY_DECIDED: ['already-decided', 'This approval is no longer pending'],
@@ -179,7 +183,7 @@ export interface Problem {
 export function problemOf(error: unknown): Problem {
   const fastifyError = error as Partial<FastifyError>;
   const status = typeof fastifyError.statusCode === 'number' ? fastifyError.statusCode : 500;
-  if (status >= 500 && !['TP_STORE_UNAVAILABLE', 'TP_CLOSING', 'TP_NOT_READY'].includes(fastifyError.code ?? '')) {
+  if (status >= 500 && !['TP_STORE_UNAVAILABLE', 'TP_CLOSING', 'TP_NOT_READY', 'TP_OVERLOADED'].includes(fastifyError.code ?? '')) {
     return { type: `${TYPE_BASE}internal`, title: 'Internal error', status: 500, detail: 'The request failed inside toolport; it has been logged.' };
   }
   const [slug, title] = PROBLEMS[fastifyError.code ?? ''] ?? ['request-error', 'The request cannot be served'];
@@ -199,7 +203,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
   if (problem.status === 500) request.log.error({ err: error }, problem.title);
   problem.instance = request.url.split('?')[0];
   problem.request_id = String(request.id);
-  if (problem.status === 503) reply.header('retry-after', '1');
+  if (problem.status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
   if (error instanceof IdempotencyKeyInFlight) reply.header('retry-after', String(error.retryAfterS));
   reply.header('x-request-id', request.id);
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));

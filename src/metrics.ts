@@ -7,7 +7,7 @@
  * every `inc`/`observe`, even on pre-bound children, which measured as the costliest part of a call
  * after the handler (issue 11). The exposition, names and help texts are prom-client's as before.
  */
-import { collectDefaultMetrics, Counter, Registry, type Metric } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 
 /** Process metrics are collected once per process, however many apps it builds (tests build many). */
 let processRegistry: Registry | null = null;
@@ -191,8 +191,24 @@ export class Metrics {
     'Calls refused by a guardrail (docs/guardrails.md), by guardrail',
     'guardrail',
   );
+  readonly #overloaded = new Counter({
+    name: 'toolport_overloaded_total',
+    help: 'New calls answered 503 because the event loop lagged past MAX_EVENT_LOOP_DELAY_MS',
+    registers: [this.#app],
+  });
+
+  #eventLoopLagMs: () => number = () => 0;
 
   constructor() {
+    const lag = () => this.#eventLoopLagMs() / 1000;
+    new Gauge({
+      name: 'toolport_event_loop_lag_seconds',
+      help: 'How late the event loop turns (the worst delay of the last 1-2 s): past MAX_EVENT_LOOP_DELAY_MS new calls answer 503',
+      registers: [this.#app],
+      collect() {
+        this.set(lag());
+      },
+    });
     const register = (metric: ScrapedMetric) => this.#app.registerMetric(metric as unknown as Metric);
     register(this.#conflicts);
     register(this.#ledger);
@@ -250,6 +266,15 @@ export class Metrics {
 
   ledgerLookup(result: LedgerLookup): void {
     this.#ledger.inc(result);
+  }
+
+  /** toolport_event_loop_lag_seconds reads `lagMs` at each scrape. */
+  watchEventLoop(lagMs: () => number): void {
+    this.#eventLoopLagMs = lagMs;
+  }
+
+  overloaded(): void {
+    this.#overloaded.inc();
   }
 
   storeError(): void {

@@ -44,6 +44,7 @@ export const invocationResultSchema = {
             'upstream_rejected',
             'upstream_unavailable',
             'upstream_busy',
+            'tool_crashed',
             'tool_changed',
             'authorization_required',
             'approval_required',

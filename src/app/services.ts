@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { AuditTrail } from '../audit/trail.ts';
+import { codeTools } from '../builtin/code/tools.ts';
 import { registerBuiltins } from '../builtin/index.ts';
 import { ApiKeys } from '../callers/keys.ts';
 import { TokenVerifier } from '../callers/tokens.ts';
@@ -19,7 +20,8 @@ import type { ToolSources } from '../sources/index.ts';
 import { createStore } from '../store/index.ts';
 import { ResultResources } from '../store/results.ts';
 import type { Store } from '../store/types.ts';
-import { loadPlugins } from '../tools/plugins.ts';
+import { WorkerPool } from '../tools/isolation/pool.ts';
+import { loadPlugins, type PluginOptions } from '../tools/plugins.ts';
 import { Provenance } from '../tools/provenance.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { sourceKind } from '../tools/source-kind.ts';
@@ -52,6 +54,8 @@ export interface Services {
   readonly guardrails: Guardrails | null;
   /** The audit log (docs/audit.md); null with AUDIT_LOG=false. */
   readonly audit: AuditTrail | null;
+  /** The worker threads of isolated handlers (docs/plugins.md); started only when a tool is isolated. */
+  readonly workers: WorkerPool;
 }
 
 export async function openServices(config: Config, options: ServiceOptions, logger: Logger, version: string): Promise<Services> {
@@ -70,6 +74,8 @@ export async function openServices(config: Config, options: ServiceOptions, logg
   const provenance = new Provenance(store, registry, logger);
   const metrics = new Metrics();
   const audit = config.auditLog ? new AuditTrail(store.audit, { arguments: config.auditArguments, file: config.auditFile, log: logger }) : null;
+  const workers = new WorkerPool({ size: config.workerPoolSize, maxOldGenerationMb: config.workerMaxOldGenerationMb, log: logger });
+  const plugins: PluginOptions = { isolation: config.toolIsolation, workers };
   let sources: ToolSources | null = null;
   try {
     await registerBuiltins(registry, {
@@ -84,11 +90,11 @@ export async function openServices(config: Config, options: ServiceOptions, logg
     });
     const builtins = new Set(registry.list().map((t) => t.name));
     if (options.register) await registry.withSource('app options', () => options.register!(registry));
-    await loadPlugins(registry, config.toolPlugins);
+    await loadPlugins(registry, config.toolPlugins, process.cwd(), plugins);
     if (config.toolsFile !== null) {
       // Loaded only when used: the HTTP client and the OpenAPI parser cost start-up time.
       const { loadToolSources } = await import('../sources/index.ts');
-      sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version });
+      sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version, plugins });
       const loaded = sources;
       metrics.watchUpstreams(() => loaded.upstreamStatus().flatMap((u) => u.guards.map((guard) => ({ source: u.source, ...guard }))));
     }
@@ -98,10 +104,18 @@ export async function openServices(config: Config, options: ServiceOptions, logg
     const policy = await buildPolicy({ rules, registry, store, config, metrics, log: logger, audit });
     warnOfIdempotentHints(registry, logger, builtins);
     const toolsets = new Toolsets(sources?.toolsets ?? [], registry);
+    if (config.codeMode || toolsets.definitions().some((d) => d.codeMode)) {
+      await registry.withSource('built-in code mode tools', () =>
+        codeTools({ registry, search, limits: config.code }).forEach((t) => registry.registerTool(t, { longDescription: true })),
+      );
+    }
     toolsets.warnUnmatched(logger);
     keys?.bindToolsets(new Set(toolsets.definitions().map((d) => d.name)), (toolset, tool) => toolsets.isMember(toolset, tool));
-    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets, guardrails, audit };
+    // Started now, when a tool needs it: the workers import their modules before the first call.
+    if (workers.prepared) workers.start();
+    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets, workers, guardrails, audit };
   } catch (err) {
+    await workers.close();
     await sources?.close();
     await store.close();
     throw err;

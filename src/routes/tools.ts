@@ -6,7 +6,7 @@ import { FORMAT_NAMES, formatByName, parseToolChoice, type Format } from '../for
 import { documentOnly, ifNoneMatchHeaders, notModifiedResponse, problemResponses, toolListSchema } from '../schemas.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import { catalogHash, type RegisteredTool, type ToolRegistry } from '../tools/registry.ts';
-import type { Toolsets } from '../toolsets/index.ts';
+import type { ToolsetDefinition, Toolsets } from '../toolsets/index.ts';
 import { compressLargeAnswers } from '../plugins/compress.ts';
 
 interface ToolsQuery {
@@ -115,6 +115,7 @@ const toolsetListSchema = {
           name: { type: 'string' },
           description: { type: ['string', 'null'] },
           discovery: { type: 'string', enum: ['list', 'search'], description: 'search: its listing is tool_search, tool_invoke and its always tools' },
+          code_mode: { type: 'boolean', description: 'its listing is code_api, code_run and its always tools: its members are called from programs' },
           tools: { type: 'array', items: { type: 'string' }, description: 'its members this caller may call' },
           hash: { type: 'string', description: "SHA-256 over its tools' hashes: changes when a member's definition changes, the same on every replica" },
         },
@@ -240,12 +241,19 @@ export async function toolRoutes(
       const caller = request.caller;
       const allows = caller?.allows;
       const listed = toolsets.definitions().filter((d) => caller?.toolsets == null || caller.toolsets.includes(d.name));
-      return {
-        toolsets: listed.map((d) => {
-          const members = toolsets.members(d.name, allows);
-          return { name: d.name, description: d.description, discovery: d.discovery ?? 'list', tools: members.map((t) => t.name), hash: catalogHash(members) };
-        }),
-      };
+      return { toolsets: listed.map((d) => toolsetEntry(d, toolsets.members(d.name, allows))) };
     },
   );
+}
+
+/** One toolset as GET /toolsets answers it: its members this caller may call. */
+function toolsetEntry(d: ToolsetDefinition, members: RegisteredTool[]) {
+  return {
+    name: d.name,
+    description: d.description,
+    discovery: d.discovery ?? 'list',
+    code_mode: d.codeMode,
+    tools: members.map((t) => t.name),
+    hash: catalogHash(members),
+  };
 }

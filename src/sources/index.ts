@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Store } from '../store/types.ts';
+import type { PluginOptions } from '../tools/plugins.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { EntryReader, type RawEntry } from './entry.ts';
@@ -44,6 +45,8 @@ export interface LoadToolSourcesOptions {
   store: Store;
   provenance: Provenance;
   version: string;
+  /** Where plugin tools run and the pool for isolated ones. */
+  plugins?: PluginOptions;
 }
 
 /**
@@ -93,6 +96,7 @@ export async function loadParsedSources(file: ToolsFile, options: Omit<LoadToolS
     version: options.version,
     reportUpstreams: (status) => upstreams.push(status),
     credentials,
+    ...(options.plugins !== undefined && { plugins: options.plugins }),
   };
   const sources: ToolSources = {
     credentials,

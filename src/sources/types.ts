@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { CredentialDefinitions } from '../credentials/definitions.ts';
 import type { Store } from '../store/types.ts';
+import type { PluginOptions } from '../tools/plugins.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { RawEntry } from './entry.ts';
@@ -23,6 +24,8 @@ export interface SourceContext {
   readonly version: string;
   /** `credentials:` of the file: what `auth:` and `${credential.<name>}` may name. */
   readonly credentials: CredentialDefinitions;
+  /** Where plugin tools run (TOOL_ISOLATION) and the pool that runs the isolated ones. */
+  readonly plugins?: PluginOptions;
   /** Adds upstreams whose state /readyz and GET /sources report. */
   reportUpstreams(status: () => readonly UpstreamStatus[]): void;
 }

@@ -18,6 +18,8 @@ export type ErrorCode =
   | 'upstream_unavailable'
   /** The upstream's max_concurrency or rate_per_min left no room for the call in time (docs/tool-sources.md). */
   | 'upstream_busy'
+  /** An isolated handler's worker died under it: out of memory, process.exit, or an error thrown outside the handler. Not retryable. */
+  | 'tool_crashed'
   /** A pinned upstream tool changed and the change is not accepted yet. */
   | 'tool_changed'
   /** The calling user has not connected a credential the tool needs (or its refresh failed): see `authorization`. */

@@ -27,7 +27,15 @@ async function start(env: Record<string, string>): Promise<FastifyInstance> {
   process.chdir(ROOT);
   try {
     const app = await buildApp(
-      loadConfig({ LOG_LEVEL: 'silent', TOOL_PLUGINS: 'examples/plugins/calculator.ts', DEFAULT_TIMEOUT_MS: '2000', MAX_BODY_BYTES: '65536', ...env }),
+      loadConfig({
+        LOG_LEVEL: 'silent',
+        TOOL_PLUGINS: 'examples/plugins/calculator.ts',
+        DEFAULT_TIMEOUT_MS: '2000',
+        MAX_BODY_BYTES: '65536',
+        // The generator's own work stalls this process's loop: no 503 overloaded (documented, but never a 5xx here).
+        MAX_EVENT_LOOP_DELAY_MS: '0',
+        ...env,
+      }),
     );
     await app.ready();
     return app;

@@ -27,6 +27,7 @@ const CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const CALLER_SPAN = 'b7ad6b7169203331';
 const CALLER_SPAN_2 = 'c8be7c827a314442';
 const CALLER_SPAN_3 = 'd9cf8d938b425553';
+const CALLER_SPAN_4 = 'e0d09e049c536664';
 const traceparent = (span: string) => `00-${CALLER_TRACE}-${span}-01`;
 
 /** An HTTP service standing in for a tool's upstream: records the headers of every request. */
@@ -69,6 +70,12 @@ async function toolsFile(folder: string, url: string): Promise<string> {
 function registerTracedTools(registry: ToolRegistry): void {
   registerLedgerTools(registry);
   registry.registerTool({
+    name: 'traced_lookup',
+    description: 'Looks a number up (called by a code mode program).',
+    parameters: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+    handler: (params) => ok({ n: params.n }, 'found'),
+  });
+  registry.registerTool({
     name: 'start_task',
     description: 'Captures the trace link a task would store.',
     parameters: { type: 'object', properties: {} },
@@ -93,7 +100,7 @@ describe('traces', () => {
     // The SDK reads OpenTelemetry's variables from the process environment, as in production.
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
     folder = await mkdtemp(path.join(tmpdir(), 'toolport-tracing-'));
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, LOG_LEVEL: 'info', TOOLS_FILE: await toolsFile(folder, upstream.url) };
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, LOG_LEVEL: 'info', TOOLS_FILE: await toolsFile(folder, upstream.url), CODE_MODE: 'true' };
     const logger = createLogger(loadConfig(env), new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
     app = await makeApp('memory', { env, logger, register: registerTracedTools });
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -153,6 +160,13 @@ describe('traces', () => {
     await runLinked(capturedLink, 'task echo', { 'toolport.task_id': 'task-1' }, () =>
       app.toolport.dispatcher.invoke({ id: 'call_in_task', name: 'echo', arguments: { text: 'later' } }, scope),
     );
+    // A code mode program: its inner calls are nested calls of code_run.
+    const program = await send(
+      app,
+      { id: 'call_program', name: 'code_run', arguments: { code: 'return [await tools.traced_lookup({ n: 1 }), await tools.traced_lookup({ n: 2 })];' } },
+      { traceparent: traceparent(CALLER_SPAN_4) },
+    );
+    expect(program.body.success).toBe(true);
     await flushTracing();
     spans = receiver.spans;
   });
@@ -165,6 +179,14 @@ describe('traces', () => {
   };
   const childrenOf = (parent: ReceivedSpan) => spans.filter((s) => s.parentSpanId === parent.spanId);
   const requestSpan = (callerSpan: string) => spans.find((s) => s.kind === SPAN_KIND.server && s.parentSpanId === callerSpan)!;
+
+  it("makes a code mode program's inner calls child spans of its code_run span", () => {
+    const run = one('execute_tool code_run');
+    expect(run.traceId).toBe(CALLER_TRACE);
+    const inner = childrenOf(run).filter((s) => s.name.startsWith('execute_tool '));
+    expect(inner.map((s) => s.name)).toEqual(['execute_tool traced_lookup', 'execute_tool traced_lookup']);
+    expect(inner.every((s) => s.traceId === CALLER_TRACE)).toBe(true);
+  });
 
   it('exports over OTLP/HTTP in protobuf, as service toolport', () => {
     expect(receiver.contentTypes.length).toBeGreaterThan(0);

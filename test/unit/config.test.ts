@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, secretText } from '../../src/config.ts';
 import { ConfigError } from '../../src/errors.ts';
@@ -121,6 +121,23 @@ describe('loadConfig', () => {
     expect(loadConfig({ REDIS_AUTO_PIPELINING: ' Off ' }).redisAutoPipelining).toBe(false);
     expect(loadConfig({ REDIS_AUTO_PIPELINING: '1' }).redisAutoPipelining).toBe(true);
     expect(configErrorOf({ REDIS_AUTO_PIPELINING: 'maybe' }).message).toContain('"maybe"');
+  });
+
+  it('runs plugin tools in process unless TOOL_ISOLATION=worker; a pool of the cores with 256 MB heaps; refuses calls past 1 s of event-loop lag', () => {
+    expect(loadConfig({})).toMatchObject({
+      toolIsolation: 'none',
+      workerPoolSize: availableParallelism(),
+      workerMaxOldGenerationMb: 256,
+      maxEventLoopDelayMs: 1000,
+    });
+    expect(loadConfig({ TOOL_ISOLATION: 'Worker', WORKER_POOL_SIZE: '3', WORKER_MAX_OLD_GENERATION_MB: '64', MAX_EVENT_LOOP_DELAY_MS: '0' })).toMatchObject({
+      toolIsolation: 'worker',
+      workerPoolSize: 3,
+      workerMaxOldGenerationMb: 64,
+      maxEventLoopDelayMs: 0,
+    });
+    expect(configErrorOf({ TOOL_ISOLATION: 'threads' }).message).toBe('TOOL_ISOLATION must be none or worker, got "threads"');
+    expect(configErrorOf({ WORKER_POOL_SIZE: '0' }).message).toContain('WORKER_POOL_SIZE');
   });
 
   it('serves every built-in group unless BUILTINS names some, or none', () => {

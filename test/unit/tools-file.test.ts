@@ -153,6 +153,22 @@ describe('TOOLS_FILE', () => {
     await sources.close();
     expect(registry.get('one_tool')?.source).toBe('./one.mjs');
   });
+
+  it('takes a plugin entry as {module, isolation} and names a bad one', async () => {
+    await writeFile(
+      join(folder, 'two.mjs'),
+      "export default {name: 'two_tool', description: 'Two.', parameters: {type: 'object'}, handler: () => ({message: 'two'})};\n",
+    );
+    const good = await fileWith('isolated.yaml', 'plugins: [{module: ./two.mjs, isolation: none}]\n');
+    const registry = new ToolRegistry();
+    const sources = await loadToolSources({ registry, file: good, log: silent, env: {}, ...(await sourceDeps(registry)) });
+    await sources.close();
+    expect(registry.get('two_tool')?.source).toBe('./two.mjs');
+    const bad = await fileWith('bad-isolation.yaml', 'plugins: [{module: ./two.mjs, isolation: threads}]\n');
+    expect(await startFailure(bad)).toMatch(/bad-isolation\.yaml: plugins\[0\]: isolation must be none or worker$/);
+    const typo = await fileWith('typo-isolation.yaml', 'plugins: [{modul: ./two.mjs}]\n');
+    expect(await startFailure(typo)).toMatch(/plugins\[0\]: unknown key "modul" \(allowed: module, isolation\)$/);
+  });
 });
 
 describe('toolNameFor', () => {

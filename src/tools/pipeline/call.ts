@@ -5,7 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Principal } from '../../callers/principal.ts';
-import { CallContext, type Cancellation, type NestedCalls } from '../context.ts';
+import { CallContext, type Cancellation, type NestedCalls, type RunKey } from '../context.ts';
+
+export type { RunKey };
 import type { CallIdentity, GuardrailAction } from '../outcome.ts';
 import type { ProgressListener } from '../progress.ts';
 import type { RegisteredTool } from '../registry.ts';
@@ -21,6 +23,8 @@ export interface ToolCall {
   parsed?: boolean;
   /** The caller's Idempotency-Key for this call (docs/ledger.md), already checked by the HTTP edge. */
   idempotencyKey?: string | null;
+  /** A program's inner call (docs/code-mode.md): recorded in the ledger under its run, whatever the tool's own strategy. */
+  runKey?: RunKey;
 }
 
 /** A toolset by name, as a request chose it: `search` when its listing is the search built-ins. */

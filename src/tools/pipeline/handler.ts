@@ -5,9 +5,9 @@
  */
 import type { ResultRef, ResultResources } from '../../store/results.ts';
 import type { CallContext } from '../context.ts';
-import { AuthorizationRequired, ToolFailure } from '../failure.ts';
+import { AuthorizationRequired, ToolFailure, WaitsForPerson } from '../failure.ts';
 import { explain } from '../explain.ts';
-import { authorizationRequired, failure, invocationResult, reasonOf, type InvocationResult, type ResultParts } from '../outcome.ts';
+import { authorizationRequired, failure, invocationResult, reasonOf, type CallIdentity, type InvocationResult, type ResultParts } from '../outcome.ts';
 import { settle } from '../race.ts';
 import { joinContent, withAttachmentsNamed } from '../render.ts';
 import { announceSession, checkResult } from '../result.ts';
@@ -79,6 +79,7 @@ class HandlerStage implements Stage {
     if (error instanceof StoreUnavailable) throw error;
     // context.credentials.get of a credential the user has not connected.
     if (error instanceof AuthorizationRequired) return authorizationRequired(identity, error, this.#max);
+    if (error instanceof WaitsForPerson) return waitingAsNested(identity, error.nested, this.#max);
     if (error instanceof ToolFailure) {
       context.log.warn({ code: error.code, detail: error.detail }, 'tool failed');
       return failure(identity, error.code, error.message, error.detail, this.#max, error.retryAfterS);
@@ -99,4 +100,14 @@ class HandlerStage implements Stage {
       return null;
     }
   }
+}
+
+/** This call's failure, the nested call's code, message, approval, link and input requests. */
+function waitingAsNested(identity: CallIdentity, nested: InvocationResult, max: number): InvocationResult {
+  const error = nested.error ?? { code: 'handler_error' as const, detail: 'a nested call waits' };
+  const result = failure(identity, error.code, nested.message, error.detail, max);
+  if (nested.approval !== undefined) result.approval = nested.approval;
+  if (nested.authorization !== undefined) result.authorization = nested.authorization;
+  if (nested.input_requests !== undefined) result.input_requests = nested.input_requests;
+  return result;
 }

@@ -83,5 +83,5 @@ export function composeStages(stages: readonly Stage[]): (call: PipelineCall) =>
 }
 
 export type { Next, SessionStage, Stage } from './stage.ts';
-export { PipelineCall, type CallEnvironment, type InvocationScope, type ToolCall, type ToolsetRef } from './call.ts';
+export { PipelineCall, type CallEnvironment, type InvocationScope, type RunKey, type ToolCall, type ToolsetRef } from './call.ts';
 export type { FinishedCall } from './record.ts';
