@@ -100,7 +100,7 @@ export async function openServices(config: Config, options: ServiceOptions, logg
     }
     const vault = openVault(config, registry, sources, store, logger, audit);
     const rules = sources === null ? null : { file: sources.path, entries: sources.policy };
-    const guardrails = await buildGuardrails(sources, registry, config, metrics);
+    const guardrails = await buildGuardrails(sources, registry, config, { metrics, results });
     const policy = await buildPolicy({ rules, registry, store, config, metrics, log: logger, audit });
     warnOfIdempotentHints(registry, logger, builtins);
     const toolsets = new Toolsets(sources?.toolsets ?? [], registry);
@@ -123,12 +123,17 @@ export async function openServices(config: Config, options: ServiceOptions, logg
 }
 
 /** The guardrail stage, when the tools file has `guardrails:` or a plugin registered one; the module is loaded only then. */
-async function buildGuardrails(sources: ToolSources | null, registry: ToolRegistry, config: Config, metrics: Metrics): Promise<Guardrails | null> {
+async function buildGuardrails(
+  sources: ToolSources | null,
+  registry: ToolRegistry,
+  config: Config,
+  parts: { metrics: Metrics; results: ResultResources },
+): Promise<Guardrails | null> {
   const rules = sources?.guardrails ?? [];
   const plugins = registry.guardrails();
   if (rules.length === 0 && plugins.length === 0) return null;
   const [{ compileGuards }, { Guardrails }] = await Promise.all([import('../guardrails/rules.ts'), import('../guardrails/stage.ts')]);
-  return new Guardrails(compileGuards(sources?.path ?? null, rules, plugins), config.maxContentChars, metrics);
+  return new Guardrails(compileGuards(sources?.path ?? null, rules, plugins), config.maxContentChars, parts);
 }
 
 /**

@@ -5,13 +5,15 @@
  * ledger record are written. Built only when a rule or a plugin guardrail exists.
  */
 import type { Logger } from 'pino';
+import { StoreUnavailable } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
+import type { ResultRef, ResultResources } from '../store/results.ts';
 import type { GuardrailCall, GuardrailVerdict } from '../tools/guardrail.ts';
 import { failure, reasonOf, type GuardrailAction, type InvocationResult } from '../tools/outcome.ts';
 import type { PipelineCall, Stage } from '../tools/pipeline/index.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import { annotateSpan } from '../tracing/index.ts';
-import { applyPattern, redactResult, redactValue, type Checked } from './apply.ts';
+import { applyPattern, redactedParts, redactResult, redactValue, type Checked } from './apply.ts';
 import type { Guard, GuardWhere } from './rules.ts';
 
 interface ToolGuards {
@@ -26,14 +28,17 @@ export class Guardrails {
   readonly #guards: readonly Guard[];
   readonly #maxContentChars: number;
   readonly #metrics: Metrics | undefined;
+  /** Keeps the redacted whole of a cut result (docs/large-results.md). */
+  readonly #results: Pick<ResultResources, 'keep'> | undefined;
   readonly #byTool = new WeakMap<RegisteredTool, ToolGuards>();
   readonly input: Stage = { name: 'guardrails input', run: (call, next) => this.#input(call, next) };
   readonly output: Stage = { name: 'guardrails output', run: (call, next) => this.#output(call, next) };
 
-  constructor(guards: readonly Guard[], maxContentChars: number, metrics?: Metrics) {
+  constructor(guards: readonly Guard[], maxContentChars: number, options: { metrics?: Metrics; results?: Pick<ResultResources, 'keep'> } = {}) {
     this.#guards = guards;
     this.#maxContentChars = maxContentChars;
-    this.#metrics = metrics;
+    this.#metrics = options.metrics;
+    this.#results = options.results;
   }
 
   #of(tool: RegisteredTool): ToolGuards {
@@ -84,8 +89,25 @@ export class Guardrails {
     );
     annotateGuardrails(actions);
     if (checked.denied !== null) return this.#deny(call, checked.denied, 'output', actions);
-    if (checked.value !== shown) result = redactResult(result, checked.value, call.tool.maxContentChars ?? this.#maxContentChars);
+    if (checked.value !== shown) result = await this.#redacted(call, result, checked.value);
     return actions.length > 0 ? { ...result, guardrails: actions } : result;
+  }
+
+  /**
+   * The result redacted. A cut result's whole was kept as the handler returned it: the redacted whole
+   * is kept instead and the result points at it (nothing when the store cannot keep it: no leak).
+   */
+  async #redacted(call: PipelineCall, result: InvocationResult, shown: { message: string; value: unknown }): Promise<InvocationResult> {
+    const max = call.tool.maxContentChars ?? this.#maxContentChars;
+    const parts = redactedParts(result, shown);
+    let kept: ResultRef | null = null;
+    if (result.result_ref !== undefined && parts.whole.length > max && this.#results !== undefined) {
+      const { scope, identity } = call;
+      kept = await this.#results
+        .keep({ caller: scope.caller, tool: identity.name, callId: identity.id, content: parts.whole })
+        .catch((err: unknown) => (err instanceof StoreUnavailable ? null : Promise.reject(err)));
+    }
+    return redactResult(result, parts, max, kept);
   }
 
   /** Runs each guard in order on `subject` (each sees what the one before left); stops at a denial. */

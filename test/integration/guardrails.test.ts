@@ -33,6 +33,13 @@ function register(registry: ToolRegistry): void {
     },
   });
   registry.registerTool({
+    name: 'crm_export',
+    description: 'Export every contact.',
+    parameters: { type: 'object', properties: {} },
+    max_content_chars: 300,
+    handler: () => ok(null, `${'row of contacts; '.repeat(40)}last: ${EMAIL}`),
+  });
+  registry.registerTool({
     name: 'web_fetch',
     description: 'Fetch a page.',
     parameters: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
@@ -117,6 +124,16 @@ describe('guardrails', () => {
     expect(JSON.stringify(result)).not.toContain(EMAIL);
     expect(result.structuredContent.card).toBe('[redacted:credit_card]');
     expect(result._meta['toolport/guardrails']).toEqual(body.guardrails);
+  });
+
+  it('keeps the redacted whole of a cut result, not the one the handler returned', async () => {
+    const { body } = await post(app, { name: 'crm_export', arguments: {} });
+    expect(body.guardrails).toEqual([{ name: 'email', action: 'redact', where: 'output' }]);
+    expect(body.content.length).toBeLessThanOrEqual(300);
+    const whole = await get(app, body.result_ref.url as string);
+    expect(whole.status).toBe(200);
+    expect(whole.text).not.toContain(EMAIL);
+    expect(whole.text).toContain('last: [redacted:email]');
   });
 
   it("runs a plugin's own guardrail on the result", async () => {
