@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { createHttpServer } from './app/http.ts';
 import { registerRoutes } from './app/routes.ts';
-import { openServices, type ServiceOptions } from './app/services.ts';
+import { openServices, type ServiceOptions, type Services } from './app/services.ts';
 import { CallFeed } from './calls/feed.ts';
 import type { Config } from './config.ts';
 import { CredentialsStage } from './credentials/stage.ts';
@@ -17,6 +17,7 @@ import { taskAccess } from './http/scope.ts';
 import { LedgerGuard } from './ledger/guard.ts';
 import { EventLoopGuard } from './plugins/event-loop.ts';
 import { requestTracingPlugin } from './plugins/tracing.ts';
+import { KnownSecrets, RedactionStage } from './redaction/stage.ts';
 import { StagedSessionRunner } from './sessions/runner.ts';
 import type { Store } from './store/types.ts';
 import { resumeWaitingTasks } from './tasks/connections.ts';
@@ -83,6 +84,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     tracing: tracing?.callTracer(config.traceArguments) ?? null,
     onCall: onCallOf(feed, services.audit),
     ...(vault !== null && { credentials: new CredentialsStage(vault, config.maxContentChars) }),
+    ...redactionOf(config, services),
     ...(policy.gate !== null && { policy: policy.gate }),
     ...(services.guardrails !== null && { guardrails: services.guardrails }),
   });
@@ -116,6 +118,23 @@ function onCallOf(feed: CallFeed, audit: AuditTrail | null): (call: FinishedCall
     feed.observe(call);
     audit.observe(call);
   };
+}
+
+/**
+ * The redaction stage, with the service's own secrets: the tools file's `${VAR}`s, OAuth client
+ * secrets and the webhook's key. Absent when there is nothing to redact: no such secret, no vault
+ * (whose credentials a call may hold) and no bearer (open service).
+ */
+function redactionOf(config: Config, services: Services): { redaction: RedactionStage } | null {
+  const { sources, vault, keys } = services;
+  const known = new KnownSecrets();
+  known.set('tools file', sources?.variables ?? []);
+  const configured = [...(vault?.definitions.values() ?? [])].flatMap((d) =>
+    d.kind === 'oauth2' && d.clientSecret !== null ? [{ name: `${d.name}.client_secret`, value: d.clientSecret }] : [],
+  );
+  if (config.approvalWebhookSecret !== null) configured.push({ name: 'APPROVAL_WEBHOOK_SECRET', value: config.approvalWebhookSecret });
+  known.set('configuration', configured);
+  return known.matcher.size === 0 && vault === null && keys === null ? null : { redaction: new RedactionStage(known) };
 }
 
 declare module 'fastify' {

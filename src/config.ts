@@ -84,6 +84,10 @@ export interface Config {
   readonly auditArguments: boolean;
   /** AUDIT_TTL_DAYS: how long entries are kept. */
   readonly auditTtlDays: number;
+  /** ALLOWED_HOSTS: Host names answered besides the loopback ones and PUBLIC_URL's (`*`: any); null: not set (docs/operations.md). */
+  readonly allowedHosts: readonly string[] | null;
+  /** CORS_ORIGINS: origins (scheme://host[:port]) that may call from a browser, with CORS; empty: none but the service's own. */
+  readonly corsOrigins: readonly string[];
   /** CODE_MODE: code_api and code_run for every caller (docs/code-mode.md); a toolset's `code_mode: true` adds them to it alone. */
   readonly codeMode: boolean;
   /** A program's limits: CODE_MEMORY_MB, CODE_TIME_MS, CODE_MAX_CALLS, CODE_MAX_OUTPUT_CHARS, CODE_REPLAY_S for its calls' records; CODE_WORKERS programs at once. */
@@ -213,6 +217,34 @@ function httpUrl(env: Env, name: string): string | null {
   return raw;
 }
 
+function commaList(env: Env, name: string): string[] {
+  return (text(env, name) ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+/** `scheme://host[:port]` as browsers send it in Origin (lower case, default port dropped). */
+function originOf(raw: string, name: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    // refused below
+  }
+  if (
+    url === null ||
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.pathname !== '/' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== ''
+  ) {
+    throw new ConfigError(`${name} must list origins such as https://app.example.com (scheme, host and port only), got "${raw}"`);
+  }
+  return url.origin;
+}
+
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = text(env, name)?.toLowerCase();
   if (raw === undefined) return fallback;
@@ -311,6 +343,8 @@ export function loadConfig(env: Env = process.env): Config {
     auditFile: text(env, 'AUDIT_FILE') ?? null,
     auditArguments: flag(env, 'AUDIT_ARGUMENTS', false),
     auditTtlDays: integer(env, 'AUDIT_TTL_DAYS', 90, 1, 36_500),
+    allowedHosts: text(env, 'ALLOWED_HOSTS') === undefined ? null : Object.freeze(commaList(env, 'ALLOWED_HOSTS').map((h) => h.toLowerCase())),
+    corsOrigins: Object.freeze(commaList(env, 'CORS_ORIGINS').map((origin) => originOf(origin, 'CORS_ORIGINS'))),
     codeMode: flag(env, 'CODE_MODE', false),
     code: Object.freeze({
       memoryMb: integer(env, 'CODE_MEMORY_MB', 64, 8, 1024),

@@ -24,6 +24,10 @@ export const MethodNotAllowed = createError('TP_METHOD_NOT_ALLOWED', '%s', 405);
 export const StoreUnavailable = createError('TP_STORE_UNAVAILABLE', '%s', 503);
 export const Unauthorized = createError('TP_UNAUTHORIZED', '%s', 401);
 export const Forbidden = createError('TP_FORBIDDEN', '%s', 403);
+/** A Host this service does not answer (a DNS rebinding page, a wrong name): see ALLOWED_HOSTS. */
+export const HostNotAllowed = createError('TP_HOST_NOT_ALLOWED', '%s', 403);
+/** A browser page of another origin calling /mcp or a route that changes state: see CORS_ORIGINS. */
+export const OriginNotAllowed = createError('TP_ORIGIN_NOT_ALLOWED', '%s', 403);
 const InsufficientScopeBase = createError<[string]>('TP_INSUFFICIENT_SCOPE', '%s', 403);
 /** A user's token lacks a scope an access rule needs (docs/identity.md): the problem names it. */
 export class InsufficientScope extends InsufficientScopeBase {
@@ -103,6 +107,8 @@ export type MethodNotAllowed = InstanceType<typeof MethodNotAllowed>;
 export type StoreUnavailable = InstanceType<typeof StoreUnavailable>;
 export type Unauthorized = InstanceType<typeof Unauthorized>;
 export type Forbidden = InstanceType<typeof Forbidden>;
+export type HostNotAllowed = InstanceType<typeof HostNotAllowed>;
+export type OriginNotAllowed = InstanceType<typeof OriginNotAllowed>;
 export type RateLimited = InstanceType<typeof RateLimited>;
 export type Closing = InstanceType<typeof Closing>;
 export type NotReady = InstanceType<typeof NotReady>;
@@ -151,6 +157,8 @@ const PROBLEMS: Record<string, [string, string]> = {
   TP_STORE_UNAVAILABLE: ['store-unavailable', 'The state store is unreachable'],
   TP_UNAUTHORIZED: ['unauthorized', 'A valid API key or access token is required'],
   TP_FORBIDDEN: ['forbidden', 'This caller may not use this route'],
+  TP_HOST_NOT_ALLOWED: ['host-not-allowed', 'This service does not answer this Host'],
+  TP_ORIGIN_NOT_ALLOWED: ['origin-not-allowed', 'A page of this origin may not call this route'],
   TP_INSUFFICIENT_SCOPE: ['insufficient-scope', 'The access token lacks a scope this call needs'],
   TP_RATE_LIMITED: ['rate-limited', "The API key's rate limit is reached"],
   TP_CLOSING: ['shutting-down', 'The service is shutting down'],

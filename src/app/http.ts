@@ -1,6 +1,7 @@
 /**
  * The Fastify instance and what every request goes through before its route: request ids, strict
- * JSON bodies, one error handler answering problem+json, and 503 while the service closes.
+ * JSON bodies, one error handler answering problem+json, 503 while the service closes, and the checks
+ * of Host and Origin (src/plugins/hosts.ts).
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -10,6 +11,7 @@ import { Closing, InvalidBody, JsonInputError, NotFound, Overloaded, sendProblem
 import { parseJson } from '../json.ts';
 import { LazyChildLogger } from '../lazy-logger.ts';
 import type { Metrics } from '../metrics.ts';
+import { guardHostsAndOrigins } from '../plugins/hosts.ts';
 import { OVERLOADED_RETRY_AFTER_S, type EventLoopGuard } from '../plugins/event-loop.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -73,6 +75,8 @@ export function createHttpServer(config: Config, logger: Logger, metrics: Metric
       new Overloaded(`the event loop lags ${Math.round(loop!.lagMs)} ms, past MAX_EVENT_LOOP_DELAY_MS (${loop!.maxMs}): retry shortly or on another replica`),
     );
   });
+  // Before any route's own hooks (auth included): a rebound name or a foreign page is refused first.
+  guardHostsAndOrigins(app, config, logger);
   // Answers finished while closing end their keep-alive connection, so the close is not held open.
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');

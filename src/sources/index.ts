@@ -18,6 +18,7 @@ import { readToolsFile, type ToolsFile } from './tools-file.ts';
 import type { SourceContext, UpstreamStatus } from './types.ts';
 import { readToolsets, type ToolsetDefinition } from '../toolsets/index.ts';
 import { ToolsFileError } from '../errors.ts';
+import type { UsedVariable } from './variables.ts';
 
 export interface ToolSources {
   /** Closes what the sources hold open (connection pools, child processes), last opened first. */
@@ -34,6 +35,8 @@ export interface ToolSources {
   readonly path: string;
   /** The file's toolsets, checked for shape. */
   readonly toolsets: readonly ToolsetDefinition[];
+  /** The `${VAR}`s the file used that may be secrets (src/sources/variables.ts). */
+  readonly variables: readonly UsedVariable[];
 }
 
 export interface LoadToolSourcesOptions {
@@ -104,6 +107,7 @@ export async function loadParsedSources(file: ToolsFile, options: Omit<LoadToolS
     guardrails: file.guardrails,
     path: file.path,
     toolsets,
+    variables: file.variables,
     upstreamStatus: () => upstreams.flatMap((status) => status()),
     async close() {
       for (const close of closers.splice(0).reverse()) {

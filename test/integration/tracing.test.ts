@@ -1,5 +1,5 @@
 /**
- * Traces (SPEC §12), received by a real OTLP/HTTP receiver decoding the protobuf the official
+ * Traces (docs/tracing.md), received by a real OTLP/HTTP receiver decoding the protobuf the official
  * exporter sends: a request with a `traceparent` continues the caller's trace, each call of a turn
  * is an `execute_tool` span with the GenAI and toolport attributes, the ledger and the session
  * commit are child spans, an HTTP tool's upstream request carries the trace onward, a task's run is
@@ -54,7 +54,7 @@ async function send(app: FastifyInstance, body: unknown, headers: Record<string,
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
 
-/** A TOOLS_FILE with one HTTP tool forwarding to `url` (SPEC §10). */
+/** A TOOLS_FILE with one HTTP tool forwarding to `url` (docs/tool-sources.md). */
 async function toolsFile(folder: string, url: string): Promise<string> {
   const file = path.join(folder, 'tools.json');
   const weather = {

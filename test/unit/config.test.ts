@@ -17,7 +17,7 @@ function configErrorOf(env: Record<string, string>): ConfigError {
 }
 
 describe('loadConfig', () => {
-  it('uses the defaults of SPEC §1 when the environment is empty', () => {
+  it('uses the defaults of docs/operations.md when the environment is empty', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 8080,
@@ -203,5 +203,24 @@ describe('identity variables', () => {
     expect(() => loadConfig({ AUTH_ISSUER: 'sso.example', PUBLIC_URL: 'https://t.example' })).toThrow(/^AUTH_ISSUER must be an http/);
     expect(() => loadConfig({ PUBLIC_URL: 'ftp://t.example' })).toThrow(/^PUBLIC_URL must be/);
     expect(loadConfig({ AUTH_ISSUER: 'https://sso.example', AUTH_AUDIENCE: 'api://toolport' }).authAudience).toBe('api://toolport');
+  });
+});
+
+describe('hosts and origins', () => {
+  it('reads ALLOWED_HOSTS (null when unset) and CORS_ORIGINS as browsers send origins', () => {
+    expect(loadConfig({}).allowedHosts).toBeNull();
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ ALLOWED_HOSTS: ' Toolport, tools.example.com:8443 ,' }).allowedHosts).toEqual(['toolport', 'tools.example.com:8443']);
+    expect(loadConfig({ CORS_ORIGINS: 'https://App.example.com/, http://localhost:5173, https://x.example:443' }).corsOrigins).toEqual([
+      'https://app.example.com',
+      'http://localhost:5173',
+      'https://x.example',
+    ]);
+  });
+
+  it('stops the start on a CORS origin with a path, a query or another scheme', () => {
+    for (const bad of ['https://app.example.com/console', 'app.example.com', 'ftp://app.example.com', 'https://app.example.com?x=1']) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad }), bad).toThrow(/^CORS_ORIGINS must list origins/);
+    }
   });
 });

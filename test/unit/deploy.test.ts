@@ -91,6 +91,20 @@ describe('docker-compose.yml', async () => {
     expect(ApiKeys.load(path.join(ROOT, 'deploy/toolport/api-keys.yaml')).authenticate(example!)?.id).toBe('prometheus');
   });
 
+  it('hands Grafana its admin password as a Docker secret from the environment, with no default', () => {
+    const services = compose.services as Record<string, Service & { secrets?: string[] }>;
+    const secrets = (compose as unknown as { secrets: Record<string, { environment?: string; file?: string }> }).secrets;
+    expect(services.grafana!.secrets).toEqual(['grafana_admin_password']);
+    expect(secrets.grafana_admin_password).toEqual({ environment: 'GRAFANA_ADMIN_PASSWORD' });
+    expect(services.grafana!.environment).toHaveProperty('GF_SECURITY_ADMIN_PASSWORD__FILE', '/run/secrets/grafana_admin_password');
+    expect(services.grafana!.environment).not.toHaveProperty('GF_SECURITY_ADMIN_PASSWORD');
+    expect(text).not.toMatch(/GRAFANA_ADMIN_PASSWORD:-/);
+  });
+
+  it('answers the Host name its neighbours call it by (http://toolport:8080)', () => {
+    expect(toolport!.environment).toHaveProperty('ALLOWED_HOSTS', 'toolport');
+  });
+
   it('publishes ports on the loopback interface only, unless BIND_ADDRESS says otherwise', () => {
     expect(toolport!.ports).toEqual(['127.0.0.1:8080:8080']);
     expect(litellm!.ports).toEqual(['127.0.0.1:4000:4000']);

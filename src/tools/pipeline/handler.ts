@@ -8,10 +8,10 @@ import type { CallContext } from '../context.ts';
 import { AuthorizationRequired, ToolFailure, WaitsForPerson } from '../failure.ts';
 import { explain } from '../explain.ts';
 import { authorizationRequired, failure, invocationResult, reasonOf, type CallIdentity, type InvocationResult, type ResultParts } from '../outcome.ts';
-import { settle } from '../race.ts';
+import { settle, type Settled } from '../race.ts';
 import { joinContent, withAttachmentsNamed } from '../render.ts';
 import { announceSession, checkResult } from '../result.ts';
-import type { PipelineCall } from './call.ts';
+import type { PipelineCall, Redaction } from './call.ts';
 import type { Stage } from './stage.ts';
 import { StoreUnavailable } from '../../errors.ts';
 
@@ -23,6 +23,19 @@ export interface HandlerOptions {
 
 export function handlerStage(options: HandlerOptions): Stage {
   return new HandlerStage(options);
+}
+
+/** What the handler answered or threw with the known secrets replaced, before it is logged, kept or rendered. */
+function redacted(settled: Settled, redaction: Redaction | null): Settled {
+  if (redaction === null) return settled;
+  if (settled.kind === 'returned') return { kind: 'returned', value: redaction.value(settled.value) };
+  if (settled.kind === 'threw' && settled.error instanceof Error) {
+    const error = settled.error as Error & { detail?: unknown };
+    error.message = redaction.text(error.message);
+    if (error.stack !== undefined) error.stack = redaction.text(error.stack);
+    if (typeof error.detail === 'string') error.detail = redaction.text(error.detail);
+  }
+  return settled;
 }
 
 class HandlerStage implements Stage {
@@ -40,7 +53,7 @@ class HandlerStage implements Stage {
     const max = this.#max;
     const context = call.context(call.session);
     call.ran = true;
-    const settled = await settle(() => tool.handler(params, context), context, scope.cancellation, tool.heartbeatMs);
+    const settled = redacted(await settle(() => tool.handler(params, context), context, scope.cancellation, tool.heartbeatMs), call.redaction);
     if (settled.kind === 'stalled') {
       context.log.warn({ heartbeatMs: tool.heartbeatMs }, 'tool handler stopped beating: aborted as stuck');
       return failure(identity, 'deadline_exceeded', ...explain.stalled(tool, tool.heartbeatMs!), max);
