@@ -76,13 +76,10 @@ export interface Config {
   readonly approvalWebhookUrl: string | null;
   /** The HMAC-SHA256 key of the webhook's X-Toolport-Signature; null: unsigned. */
   readonly approvalWebhookSecret: string | null;
-  /** AUDIT_LOG: the chained audit log of calls and decisions (docs/audit.md); on unless set to false. */
+  /** The audit log (docs/audit.md): AUDIT_LOG (on unless false), AUDIT_FILE (JSON lines; null: none), AUDIT_ARGUMENTS (not only their hash), AUDIT_TTL_DAYS. */
   readonly auditLog: boolean;
-  /** AUDIT_FILE: every audit entry also appended to this file as a JSON line; null: none. */
   readonly auditFile: string | null;
-  /** AUDIT_ARGUMENTS: entries carry the call's arguments, not only their hash. */
   readonly auditArguments: boolean;
-  /** AUDIT_TTL_DAYS: how long entries are kept. */
   readonly auditTtlDays: number;
   /** ALLOWED_HOSTS: Host names answered besides the loopback ones and PUBLIC_URL's (`*`: any); null: not set (docs/operations.md). */
   readonly allowedHosts: readonly string[] | null;
@@ -301,12 +298,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: redis,
     redisClusterNodes: cluster === null ? null : Object.freeze(cluster),
     keyPrefix,
-    toolPlugins: Object.freeze(
-      (text(env, 'TOOL_PLUGINS') ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== ''),
-    ),
+    toolPlugins: Object.freeze(commaList(env, 'TOOL_PLUGINS')),
     toolIsolation: isolation(env),
     workerPoolSize: integer(env, 'WORKER_POOL_SIZE', availableParallelism(), 1, 1024),
     workerMaxOldGenerationMb: integer(env, 'WORKER_MAX_OLD_GENERATION_MB', 256, 16, 64 * 1024),
