@@ -13,11 +13,11 @@ import { failure, invocationResult, type CallIdentity, type InvocationResult } f
 import type { Next, PipelineCall, Stage } from '../tools/pipeline/index.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { SessionHandle } from '../tools/types.ts';
-import type { BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../store/ledger.ts';
+import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../store/ledger.ts';
 import { derivedKeyPart, scopeName } from './key.ts';
 import type { Metrics } from '../metrics.ts';
 import { withSpan } from '../tracing/index.ts';
-import { IdempotencyKeyInFlight, IdempotencyKeyReused, KeyFunctionError } from '../errors.ts';
+import { IdempotencyKeyInFlight, IdempotencyKeyReused, KeyFunctionError, StoreNotDurable } from '../errors.ts';
 
 /**
  * A lease's fencing token: it only has to be unique (never guessed: it is not a secret), so a
@@ -148,10 +148,19 @@ export class LedgerGuard implements Stage {
     const key = `${scopeKey}:${tool.name}:${part}`;
     const labels: EntryLabels = { tool: tool.name, scope: scopeKey, paramsHash };
     const token = leaseToken();
-    const request: BeginRequest = { tool: tool.name, scope: scopeKey, paramsHash, key, token, leaseMs: this.#leaseMs, strictPayload: headerKey !== null };
+    const request: BeginRequest = {
+      tool: tool.name,
+      scope: scopeKey,
+      paramsHash,
+      key,
+      token,
+      leaseMs: this.#leaseMs,
+      strictPayload: headerKey !== null,
+      durable: true,
+    };
     let waitMs = FIRST_WAIT_MS;
     for (let waited = false; ; waited = true) {
-      const outcome = await withSpan('ledger begin', { 'toolport.tool': tool.name }, () => this.#ledger.begin(request));
+      const outcome = await withSpan('ledger begin', { 'toolport.tool': tool.name }, () => this.#begin(call.scope.log, request));
       if (outcome.kind === 'run') {
         this.#metrics?.ledgerLookup('miss');
         return this.#execute(call, key, labels, token, next);
@@ -172,6 +181,16 @@ export class LedgerGuard implements Stage {
       }
       await sleep(Math.min(waitMs, left, Math.max(1, outcome.leaseLeftMs)));
       waitMs = Math.min(waitMs * 2, MAX_WAIT_MS);
+    }
+  }
+
+  /** A lease the replicas did not acknowledge is dropped (best effort) and the call answers 503: nothing ran. */
+  async #begin(log: Logger, request: BeginRequest): Promise<BeginOutcome> {
+    try {
+      return await this.#ledger.begin(request);
+    } catch (err) {
+      if (err instanceof StoreNotDurable) await this.#abort(log, request.key, request.token);
+      throw err;
     }
   }
 
@@ -197,11 +216,12 @@ export class LedgerGuard implements Stage {
     const effect = this.#effectOf(call.tool, key, labels, result);
     try {
       const ttlS = call.tool.idempotency!.ttl_s;
-      if (!(await withSpan('ledger complete', { 'toolport.tool': call.tool.name }, () => this.#ledger.complete(labels, token, effect, ttlS)))) {
+      if (!(await withSpan('ledger complete', { 'toolport.tool': call.tool.name }, () => this.#ledger.complete(labels, token, effect, ttlS, true)))) {
         log.warn({ idempotencyKey: key }, 'ledger lease lapsed while the handler ran: its result was not recorded');
       }
     } catch (err) {
-      // The effect happened: answer it rather than a 503. Unrecorded, a retry after the lease runs again.
+      // The effect happened: answer it rather than a 503. Unrecorded (or not held by the replicas),
+      // the entry stays a lease, and a lease that lapses is the tool's on_lost to decide.
       log.error({ err, idempotencyKey: key }, 'the ledger did not record a success');
     }
     result.effect_id = effect.effect_id;

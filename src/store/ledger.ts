@@ -46,13 +46,15 @@ export interface BeginRequest extends EntryLabels {
   leaseMs: number;
   /** Refuse another payload under this key (Idempotency-Key) instead of replaying it. */
   strictPayload: boolean;
+  /** The lease must be held by the store's replicas before the handler runs (StoreNotDurable otherwise). */
+  durable?: boolean;
 }
 
 export interface EffectLedger {
   /** One atomic step: take the lease, or report the record, the lease holder, or a payload mismatch. */
   begin(request: BeginRequest): Promise<BeginOutcome>;
   /** Records the success if `token` still holds the lease; false when it lapsed and was taken. */
-  complete(labels: EntryLabels, token: string, effect: ToolEffect, ttlS: number | null): Promise<boolean>;
+  complete(labels: EntryLabels, token: string, effect: ToolEffect, ttlS: number | null, durable?: boolean): Promise<boolean>;
   /** Drops the lease if `token` holds it, so the next call runs; records nothing. */
   abort(key: string, token: string): Promise<void>;
   /** Extends the lease while the handler runs; false when it is no longer held by `token`. */

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ApprovalStatus, ApprovalStore, ExpiryGuard, MoveOutcome, NewApproval } from '../approvals.ts';
 import type { CommandGuard } from './ledger.ts';
+import type { DurableGuard } from './durable.ts';
 import { defineScripts, type RedisClient } from './scripts.ts';
 
 /** Command → number of keys. */
@@ -31,12 +32,15 @@ export class RedisApprovals implements ApprovalStore {
   readonly #client: ApprovalClient;
   readonly #prefix: string;
   readonly #run: CommandGuard;
+  readonly #durable: DurableGuard;
 
-  constructor(client: RedisClient, keyPrefix: string, guard: CommandGuard) {
+  /** `durable` runs the writes a decision rests on, acknowledged by replicas. */
+  constructor(client: RedisClient, keyPrefix: string, guard: CommandGuard, durable?: DurableGuard) {
     defineScripts(client, SCRIPTS);
     this.#client = client as ApprovalClient;
     this.#prefix = `${keyPrefix}{approvals}:`;
     this.#run = guard;
+    this.#durable = durable ?? ((command) => guard(() => command(client as never)));
   }
 
   #record(id: string): string {
@@ -61,7 +65,7 @@ export class RedisApprovals implements ApprovalStore {
   }
 
   move(id: string, from: ApprovalStatus, to: ApprovalStatus, json: string, guard: ExpiryGuard): Promise<MoveOutcome> {
-    return this.#run(() => this.#client.approvalMove(this.#record(id), from, to, json, guard));
+    return this.#durable((client: ApprovalClient) => client.approvalMove(this.#record(id), from, to, json, guard));
   }
 
   async claim(id: string, runner: string, leaseMs: number): Promise<boolean> {

@@ -7,6 +7,7 @@
 import { Cluster } from 'ioredis';
 import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../ledger.ts';
 import { defineScripts, type RedisClient } from './scripts.ts';
+import type { DurableGuard } from './durable.ts';
 
 /** Command → number of keys. */
 const SCRIPTS = {
@@ -42,14 +43,21 @@ export class RedisLedger implements EffectLedger {
   readonly #guard: CommandGuard;
   /** On Cluster the indexes live in other slots than the entry, so they are written beside it. */
   readonly #cluster: boolean;
+  readonly #durable: DurableGuard;
 
   /** `indexesApart` forces the Cluster way on a single Redis (tests use it to cover that path). */
-  constructor(client: RedisClient, keyPrefix: string, guard: CommandGuard, options: { indexesApart?: boolean } = {}) {
+  constructor(client: RedisClient, keyPrefix: string, guard: CommandGuard, options: { indexesApart?: boolean; durable?: DurableGuard } = {}) {
     defineScripts(client, SCRIPTS);
     this.#client = client as LedgerClient;
     this.#prefix = keyPrefix;
     this.#guard = guard;
     this.#cluster = options.indexesApart ?? client instanceof Cluster;
+    this.#durable = options.durable ?? ((command) => guard(() => command(client as never)));
+  }
+
+  /** A write: acknowledged by replicas when the caller asks for it. */
+  #write<T>(durable: boolean | undefined, command: (client: LedgerClient) => Promise<T>): Promise<T> {
+    return durable ? this.#durable(command) : this.#guard(() => command(this.#client));
   }
 
   /** One key per entry, its own hash tag: `toolport:{effect:session:s1:echo:9f…}`. */
@@ -66,8 +74,8 @@ export class RedisLedger implements EffectLedger {
   }
 
   async begin(request: BeginRequest): Promise<BeginOutcome> {
-    const [kind, detail] = await this.#guard(() =>
-      this.#client.ledgerBegin(
+    const [kind, detail] = await this.#write(request.durable, (client) =>
+      client.ledgerBegin(
         this.#entryKey(request.key),
         request.token,
         request.paramsHash,
@@ -83,27 +91,25 @@ export class RedisLedger implements EffectLedger {
     return { kind: 'in_progress', leaseLeftMs: Math.max(0, Number(detail)) };
   }
 
-  async complete(labels: EntryLabels, token: string, effect: ToolEffect, ttlS: number | null): Promise<boolean> {
+  async complete(labels: EntryLabels, token: string, effect: ToolEffect, ttlS: number | null, durable?: boolean): Promise<boolean> {
     const ttlMs = ttlS === null ? '' : ttlS * 1000;
     const key = effect.idempotency_key;
     const [entry, toolIndex, scopeIndex] = [this.#entryKey(key), this.#toolIndex(labels.tool), this.#scopeIndex(labels.scope)];
     const json = JSON.stringify(effect);
     if (!this.#cluster) {
       return (
-        (await this.#guard(() =>
-          this.#client.ledgerCompleteIndexed(entry, toolIndex, scopeIndex, token, json, ttlMs, key, labels.paramsHash, labels.tool, labels.scope),
+        (await this.#write(durable, (client) =>
+          client.ledgerCompleteIndexed(entry, toolIndex, scopeIndex, token, json, ttlMs, key, labels.paramsHash, labels.tool, labels.scope),
         )) === 1
       );
     }
     // Sent together, answered together: still one round trip. An index may name a record that
     // did not land (harmless: deleting it is a no-op).
-    const [, , recorded] = await this.#guard(() =>
-      Promise.all([
-        this.#client.ledgerIndex(toolIndex, key, ttlMs),
-        this.#client.ledgerIndex(scopeIndex, key, ttlMs),
-        this.#client.ledgerComplete(entry, token, json, ttlMs, key, labels.paramsHash, labels.tool, labels.scope),
-      ]),
-    );
+    const [, , recorded] = await Promise.all([
+      this.#guard(() => this.#client.ledgerIndex(toolIndex, key, ttlMs)),
+      this.#guard(() => this.#client.ledgerIndex(scopeIndex, key, ttlMs)),
+      this.#write(durable, (client) => client.ledgerComplete(entry, token, json, ttlMs, key, labels.paramsHash, labels.tool, labels.scope)),
+    ]);
     return recorded === 1;
   }
 
