@@ -15,6 +15,7 @@ import { formatByName } from './formats/index.ts';
 import { answerCalls } from './http/answer-calls.ts';
 import { taskAccess } from './http/scope.ts';
 import { LedgerGuard } from './ledger/guard.ts';
+import { LedgerSweep } from './ledger/sweep.ts';
 import { requestTracingPlugin } from './plugins/tracing.ts';
 import { StagedSessionRunner } from './sessions/runner.ts';
 import type { Store } from './store/types.ts';
@@ -48,7 +49,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const { tracing, keys, store, registry, results, sources, vault, metrics, policy, toolsets, provenance } = services;
   const app = createHttpServer(config, logger, metrics);
   const feed = new CallFeed(store.calls, logger);
+  const sweep = new LedgerSweep(store.ledger, config.ledgerLeaseMs, logger, metrics);
   app.addHook('onClose', async () => {
+    sweep.close();
     await tasks.close(); // built below, before the app can close
     policy.close();
     await sources?.close();

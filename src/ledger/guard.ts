@@ -13,7 +13,7 @@ import { failure, invocationResult, type CallIdentity, type InvocationResult } f
 import type { Next, PipelineCall, Stage } from '../tools/pipeline/index.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { SessionHandle } from '../tools/types.ts';
-import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../store/ledger.ts';
+import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect, UnknownEffect } from '../store/ledger.ts';
 import { derivedKeyPart, scopeName } from './key.ts';
 import type { Metrics } from '../metrics.ts';
 import { withSpan } from '../tracing/index.ts';
@@ -157,19 +157,23 @@ export class LedgerGuard implements Stage {
       leaseMs: this.#leaseMs,
       strictPayload: headerKey !== null,
       durable: true,
+      onLost: tool.idempotency!.on_lost,
+      effectId: randomUUID(),
+      keepS: tool.idempotency!.ttl_s,
     };
     let waitMs = FIRST_WAIT_MS;
     for (let waited = false; ; waited = true) {
       const outcome = await withSpan('ledger begin', { 'toolport.tool': tool.name }, () => this.#begin(call.scope.log, request));
       if (outcome.kind === 'run') {
         this.#metrics?.ledgerLookup('miss');
-        return this.#execute(call, key, labels, token, next);
+        return this.#execute(call, key, labels, token, request.effectId!, next);
       }
       if (outcome.kind === 'replay') {
         this.#metrics?.ledgerLookup(waited ? 'wait' : 'hit');
         return this.#replay(identity, outcome.effect);
       }
       if (outcome.kind === 'mismatch') throw new IdempotencyKeyReused();
+      if (outcome.kind === 'unknown') return this.#keyed(this.#unknown(call, outcome.lost, outcome.fresh), key);
       if (headerKey !== null) throw new IdempotencyKeyInFlight(Math.max(1, Math.ceil(outcome.leaseLeftMs / 1000)));
       // Without the header the caller cannot tell a retry from a new call: wait for the one running.
       const left = call.deadline - Date.now();
@@ -194,7 +198,7 @@ export class LedgerGuard implements Stage {
     }
   }
 
-  async #execute(call: PipelineCall, key: string, labels: EntryLabels, token: string, next: Next): Promise<InvocationResult> {
+  async #execute(call: PipelineCall, key: string, labels: EntryLabels, token: string, effectId: string, next: Next): Promise<InvocationResult> {
     const log = call.scope.log;
     const lease: HeldLease = { log, key, token, renewedAt: performance.now() };
     this.#renewer.hold(lease);
@@ -213,7 +217,7 @@ export class LedgerGuard implements Stage {
       await this.#abort(log, key, token);
       return this.#keyed(result, key);
     }
-    const effect = this.#effectOf(call.tool, key, labels, result);
+    const effect = this.#effectOf(call.tool, key, labels, result, effectId);
     try {
       const ttlS = call.tool.idempotency!.ttl_s;
       if (!(await withSpan('ledger complete', { 'toolport.tool': call.tool.name }, () => this.#ledger.complete(labels, token, effect, ttlS, true)))) {
@@ -228,11 +232,11 @@ export class LedgerGuard implements Stage {
     return this.#keyed(result, key);
   }
 
-  #effectOf(tool: RegisteredTool, key: string, labels: EntryLabels, result: InvocationResult): ToolEffect {
+  #effectOf(tool: RegisteredTool, key: string, labels: EntryLabels, result: InvocationResult, effectId: string): ToolEffect {
     const now = Date.now();
     const ttlS = tool.idempotency!.ttl_s;
     return {
-      effect_id: randomUUID(),
+      effect_id: effectId,
       idempotency_key: key,
       tool_name: tool.name,
       params_hash: labels.paramsHash,
@@ -263,6 +267,18 @@ export class LedgerGuard implements Stage {
       },
       this.#maxContentChars,
     );
+  }
+
+  /** An earlier identical run was lost after it started: it may have had its effect, so nothing runs until an admin says. */
+  #unknown(call: PipelineCall, lost: UnknownEffect, fresh: boolean): InvocationResult {
+    if (fresh) {
+      this.#metrics?.ledgerUnknown(lost.tool_name);
+      call.scope.log.warn({ idempotencyKey: lost.idempotency_key, effectId: lost.effect_id, lostAt: lost.lost_at }, 'a ledger lease lapsed without a record: outcome unknown');
+    }
+    const result = failure(call.identity, 'outcome_unknown', ...explain.outcomeUnknown(call.tool, lost), this.#maxContentChars);
+    result.effect_id = lost.effect_id;
+    result.lost_at = lost.lost_at;
+    return result;
   }
 
   #inProgress(identity: CallIdentity, tool: RegisteredTool): InvocationResult {

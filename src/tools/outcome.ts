@@ -27,7 +27,9 @@ export type ErrorCode =
   /** A person refused the call. */
   | 'approval_denied'
   /** No one decided in time. */
-  | 'approval_expired';
+  | 'approval_expired'
+  /** An identical call was lost after it started (docs/ledger.md): nothing runs until an admin resolves it. */
+  | 'outcome_unknown';
 
 export interface ToolError {
   code: ErrorCode;
@@ -45,6 +47,8 @@ export interface InvocationResult {
   content: string;
   replayed: boolean;
   effect_id: string | null;
+  /** Set with `outcome_unknown`: when the lost run started (ISO 8601). */
+  lost_at?: string;
   idempotency_key: string | null;
   tool_hash: string | null;
   duration_ms: number;

@@ -206,6 +206,7 @@ export class ToolRegistry implements PluginRegistry {
       result,
       examples,
       idempotency,
+      on_lost,
       annotations,
       timeout_ms,
       heartbeat_ms,
@@ -244,7 +245,8 @@ export class ToolRegistry implements PluginRegistry {
     const validateParams = this.#compile(source, name, 'parameters', served, parametersJson, upstream);
     const validateResult = result === undefined ? null : this.#compile(source, name, 'result', result, resultJson!, upstream);
     const checkedExamples = this.#checkExamples(source, name, examples, validateParams, validateResult);
-    const { normalized, keyFunction } = checkIdempotency(source, name, idempotency, served);
+    const checkedAnnotations = checkAnnotations(source, name, annotations);
+    const { normalized, keyFunction } = checkIdempotency(source, name, idempotency, served, on_lost, checkedAnnotations);
     return {
       name,
       description,
@@ -253,7 +255,7 @@ export class ToolRegistry implements PluginRegistry {
       examples: checkedExamples,
       idempotency: normalized,
       keyFunction,
-      annotations: checkAnnotations(source, name, annotations),
+      annotations: checkedAnnotations,
       timeoutMs: (timeout_ms as number | undefined) ?? null,
       heartbeatMs: (heartbeat_ms as number | undefined) ?? null,
       approval: checkToolApproval(approval, (problem) => fail(source, name, problem)),

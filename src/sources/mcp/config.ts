@@ -28,7 +28,7 @@ export interface McpSourceConfig {
   tools: ReadonlyMap<string, ToolOptions>;
 }
 
-const KEYS = ['source', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'pin', 'idempotency', 'timeout_ms', 'tools', 'auth'];
+const KEYS = ['source', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'pin', 'idempotency', 'on_lost', 'timeout_ms', 'tools', 'auth'];
 
 export function readMcpEntry(entry: RawEntry, file: ToolsFile, credentials: CredentialDefinitions = new Map()): McpSourceConfig {
   const reader = new EntryReader(file.path, entry, KEYS);
@@ -63,6 +63,6 @@ export function readMcpEntry(entry: RawEntry, file: ToolsFile, credentials: Cred
     const { fixed, use } = credentialHeaders(configured, auth);
     server = { kind: 'http', url, headers: fixed, credentials: use, uses };
   }
-  const defaults = readToolOptions(reader, { idempotency: reader.raw.idempotency, timeout_ms: reader.raw.timeout_ms });
+  const defaults = readToolOptions(reader, { idempotency: reader.raw.idempotency, on_lost: reader.raw.on_lost, timeout_ms: reader.raw.timeout_ms });
   return { source, label: `TOOLS_FILE ${file.path}: ${reader.where}`, server, pin: pin === true, defaults, tools: readToolOverrides(reader) };
 }
