@@ -273,7 +273,10 @@ export class LedgerGuard implements Stage {
   #unknown(call: PipelineCall, lost: UnknownEffect, fresh: boolean): InvocationResult {
     if (fresh) {
       this.#metrics?.ledgerUnknown(lost.tool_name);
-      call.scope.log.warn({ idempotencyKey: lost.idempotency_key, effectId: lost.effect_id, lostAt: lost.lost_at }, 'a ledger lease lapsed without a record: outcome unknown');
+      call.scope.log.warn(
+        { idempotencyKey: lost.idempotency_key, effectId: lost.effect_id, lostAt: lost.lost_at },
+        'a ledger lease lapsed without a record: outcome unknown',
+      );
     }
     const result = failure(call.identity, 'outcome_unknown', ...explain.outcomeUnknown(call.tool, lost), this.#maxContentChars);
     result.effect_id = lost.effect_id;

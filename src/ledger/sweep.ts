@@ -25,7 +25,10 @@ export class LedgerSweep {
     try {
       for (const lost of await ledger.sweep(BATCH)) {
         metrics?.ledgerUnknown(lost.tool_name);
-        log.warn({ idempotencyKey: lost.idempotency_key, effectId: lost.effect_id, lostAt: lost.lost_at }, 'a ledger lease lapsed without a record: outcome unknown');
+        log.warn(
+          { idempotencyKey: lost.idempotency_key, effectId: lost.effect_id, lostAt: lost.lost_at },
+          'a ledger lease lapsed without a record: outcome unknown',
+        );
       }
     } catch {
       // the store is down: the next sweep (or the next identical call) sees the lapse

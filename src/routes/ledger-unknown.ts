@@ -4,7 +4,7 @@
  * next identical call replays it) or not (the next one runs). Admin routes, as the other ledger routes.
  */
 import type { FastifyInstance } from 'fastify';
-import { NotFound } from '../errors.ts';
+import { InvalidBody, NotFound } from '../errors.ts';
 import type { EffectLedger, Resolution } from '../store/ledger.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import { problemResponses } from '../schemas.ts';
@@ -24,30 +24,32 @@ const unknownSchema = {
   required: ['idempotency_key', 'tool_name', 'scope', 'effect_id', 'lost_at'],
 };
 
+// One object, not oneOf: the body validator drops unknown properties per branch, which would strip `result`.
 const resolveBody = {
-  oneOf: [
-    {
+  type: 'object',
+  properties: {
+    outcome: { type: 'string', enum: ['ran', 'not_ran'] },
+    result: {
       type: 'object',
-      properties: {
-        outcome: { const: 'ran' },
-        result: {
-          type: 'object',
-          description: 'what the lost run answered (a ToolResult): the next identical call replays it',
-          properties: { message: { type: 'string', minLength: 1 }, value: { description: 'any JSON value' }, exclude_value_from_context: { type: 'boolean' } },
-          required: ['message'],
-          additionalProperties: false,
-        },
-      },
-      required: ['outcome', 'result'],
+      description: 'with "ran" (required then): what the lost run answered, a ToolResult; the next identical call replays it',
+      properties: { message: { type: 'string', minLength: 1 }, value: { description: 'any JSON value' }, exclude_value_from_context: { type: 'boolean' } },
+      required: ['message'],
       additionalProperties: false,
     },
-    { type: 'object', properties: { outcome: { const: 'not_ran' } }, required: ['outcome'], additionalProperties: false },
-  ],
+  },
+  required: ['outcome'],
+  additionalProperties: false,
 };
 
-type ResolveBody = { outcome: 'ran'; result: { message: string; value?: unknown; exclude_value_from_context?: boolean } } | { outcome: 'not_ran' };
+interface ResolveBody {
+  outcome: 'ran' | 'not_ran';
+  result?: { message: string; value?: unknown; exclude_value_from_context?: boolean };
+}
 
-export async function ledgerUnknownRoutes(app: FastifyInstance, { ledger, toolOf }: { ledger: EffectLedger; toolOf: (name: string) => RegisteredTool | undefined }): Promise<void> {
+export async function ledgerUnknownRoutes(
+  app: FastifyInstance,
+  { ledger, toolOf }: { ledger: EffectLedger; toolOf: (name: string) => RegisteredTool | undefined },
+): Promise<void> {
   app.get<{ Querystring: { limit?: number } }>(
     '/ledger/unknown',
     {
@@ -57,7 +59,10 @@ export async function ledgerUnknownRoutes(app: FastifyInstance, { ledger, toolOf
         operationId: 'listUnknownEffects',
         tags: ['ledger'],
         querystring: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } } },
-        response: { 200: { type: 'object', properties: { unknown: { type: 'array', items: unknownSchema } }, required: ['unknown'] }, ...problemResponses(400, 503) },
+        response: {
+          200: { type: 'object', properties: { unknown: { type: 'array', items: unknownSchema } }, required: ['unknown'] },
+          ...problemResponses(400, 503),
+        },
       },
     },
     async (request) => ({ unknown: await ledger.unknown(request.query.limit ?? 100) }),
@@ -81,20 +86,21 @@ export async function ledgerUnknownRoutes(app: FastifyInstance, { ledger, toolOf
     },
     async (request) => {
       const { key } = request.params;
-      const body = request.body;
+      const { outcome, result } = request.body;
+      if (outcome === 'ran' && result === undefined) throw new InvalidBody('outcome "ran" needs the result the run answered: {"message": …, "value": …}');
       const resolution: Resolution =
-        body.outcome === 'not_ran'
+        outcome === 'not_ran' || result === undefined
           ? { outcome: 'not_ran' }
           : {
               outcome: 'ran',
-              result: { message: body.result.message, value: body.result.value ?? null, exclude_value_from_context: body.result.exclude_value_from_context ?? false },
+              result: { message: result.message, value: result.value ?? null, exclude_value_from_context: result.exclude_value_from_context ?? false },
               toolInfo: (name) => {
                 const tool = toolOf(name);
                 return { hash: tool?.hash ?? '', ttlS: tool?.idempotency ? tool.idempotency.ttl_s : DEFAULT_TTL_S };
               },
             };
       if (!(await ledger.resolve(key, resolution))) throw new NotFound('no unknown outcome under this key (never lost, already resolved, or still running)');
-      return { resolved: body.outcome };
+      return { resolved: outcome };
     },
   );
 }

@@ -1,5 +1,15 @@
 /** The in-memory ledger (one process): expiry checked on access, plus prune() for the store's sweeper. */
-import { resolvedEffect, type BeginOutcome, type BeginRequest, type EffectLedger, type EntryLabels, type OnLost, type Resolution, type ToolEffect, type UnknownEffect } from '../ledger.ts';
+import {
+  resolvedEffect,
+  type BeginOutcome,
+  type BeginRequest,
+  type EffectLedger,
+  type EntryLabels,
+  type OnLost,
+  type Resolution,
+  type ToolEffect,
+  type UnknownEffect,
+} from '../ledger.ts';
 
 interface Entry {
   token: string;
@@ -102,7 +112,8 @@ export class MemoryLedger implements EffectLedger {
     const turned: UnknownEffect[] = [];
     for (const [key, entry] of this.#entries) {
       if (turned.length >= limit) break;
-      if (entry.effect === null && !entry.unknown && entry.onLost === 'unknown' && entry.until <= now && entry.expiresAt > now) turned.push(this.#lapse(key, entry));
+      if (entry.effect === null && !entry.unknown && entry.onLost === 'unknown' && entry.until <= now && entry.expiresAt > now)
+        turned.push(this.#lapse(key, entry));
     }
     return turned;
   }

@@ -5,7 +5,16 @@
  * itself when its process dies. Per-tool and per-scope sorted sets index the records.
  */
 import { Cluster } from 'ioredis';
-import { resolvedEffect, type BeginOutcome, type BeginRequest, type EffectLedger, type EntryLabels, type Resolution, type ToolEffect, type UnknownEffect } from '../ledger.ts';
+import {
+  resolvedEffect,
+  type BeginOutcome,
+  type BeginRequest,
+  type EffectLedger,
+  type EntryLabels,
+  type Resolution,
+  type ToolEffect,
+  type UnknownEffect,
+} from '../ledger.ts';
 import { defineScripts, type RedisClient } from './scripts.ts';
 import type { DurableGuard } from './durable.ts';
 
