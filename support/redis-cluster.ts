@@ -59,9 +59,13 @@ export class RedisCluster {
       for (const [i, port] of ports.entries()) {
         await waitUntilReady(children[i]!, 'PING → PONG', async () => (await cli(port, 'ping')).stdout.trim() === 'PONG');
       }
-      await execFileAsync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'], {
-        timeout: 30_000,
-      });
+      await execFileAsync(
+        'redis-cli',
+        ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
+        {
+          timeout: 30_000,
+        },
+      );
       for (let i = 0; ; i++) {
         const states = await Promise.all(ports.map(async (port) => (await cli(port, 'cluster', 'info')).stdout.includes('cluster_state:ok')));
         if (states.every(Boolean)) break;

@@ -15,6 +15,8 @@ import { StoreNotDurable, StoreUnavailable } from '../../errors.ts';
 
 /** How often `auto` asks the primaries whether they have a connected replica. */
 const AUTO_CHECK_MS = 2000;
+/** The soonest `auto` looks again after a write its replicas did not acknowledge. */
+const RECHECK_MS = 250;
 
 /** A command queued on `client`: on the plain client it returns its promise; on a pipeline its answer comes from exec. */
 export type Queued<C, T> = (client: C) => Promise<T>;
@@ -28,6 +30,26 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
+/** Whether a single primary has a connected replica. */
+async function hasReplica(conn: Redis): Promise<0 | 1> {
+  return Number(/connected_slaves:(\d+)/.exec(await conn.info('replication'))?.[1] ?? 0) > 0 ? 1 : 0;
+}
+
+/**
+ * From CLUSTER NODES: 1 when every live master has a live replica, else 0. The cluster's own view
+ * follows a failover at once (a promoted replica is a master without replicas until its old master
+ * comes back as one).
+ */
+function everyShardReplicated(nodes: string): 0 | 1 {
+  const lines = nodes
+    .split('\n')
+    .map((line) => line.split(' '))
+    .filter((fields) => fields.length >= 8 && !fields[2]!.includes('fail'));
+  const masters = lines.filter((fields) => fields[2]!.includes('master')).map((fields) => fields[0]!);
+  const replicated = new Set(lines.filter((fields) => fields[2]!.includes('slave') && fields[7] === 'connected').map((fields) => fields[3]!));
+  return masters.length > 0 && masters.every((id) => replicated.has(id)) ? 1 : 0;
+}
+
 export class DurableWriter {
   readonly #main: Redis | Cluster;
   readonly #acks: number | 'auto';
@@ -37,6 +59,7 @@ export class DurableWriter {
   /** `auto`: the acknowledgements the primaries can give now (0 or 1). */
   #auto = 0;
   #timer: NodeJS.Timeout | null = null;
+  #checkedAt = 0;
   #batch: Pending[] = [];
   #sending = false;
 
@@ -68,15 +91,16 @@ export class DurableWriter {
     return ready;
   }
 
-  /** 1 when every primary has a connected replica, else 0 (an unreachable one changes nothing). */
+  /**
+   * 1 when every primary that answers has a connected replica, else 0 (one that does not answer is
+   * being failed over: the replica that takes its place counts once it does).
+   */
   async #checkReplicas(): Promise<void> {
     const conn = this.#conn;
     if (conn === null || conn.status !== 'ready') return;
+    this.#checkedAt = Date.now();
     try {
-      const nodes = conn instanceof Cluster ? conn.nodes('master') : [conn];
-      const infos = await Promise.all(nodes.map((node) => node.info('replication')));
-      const counts = infos.map((info) => Number(/connected_slaves:(\d+)/.exec(info)?.[1] ?? 0));
-      const next = counts.every((n) => n > 0) ? 1 : 0;
+      const next = conn instanceof Cluster ? everyShardReplicated(String(await conn.cluster('NODES'))) : await hasReplica(conn);
       if (next !== this.#auto) this.#log.info({ replicaAcks: next }, next ? 'writes now wait for a replica' : 'no replica connected: writes do not wait');
       this.#auto = next;
     } catch {
@@ -132,6 +156,8 @@ export class DurableWriter {
     const failed = replies.find(([err]) => err !== null);
     if (failed) throw new StoreUnavailable(`redis did not answer: ${failed[0]!.message}`);
     const acked = Number(replies[replies.length - 1]![1]);
+    // `auto` looks again at once: a failover may have left the new primary without a replica.
+    if (acked < needed && this.#acks === 'auto' && Date.now() - this.#checkedAt > RECHECK_MS) void this.#checkReplicas();
     if (acked < needed) throw new StoreNotDurable(`${acked} of ${needed} replicas acknowledged the write within ${this.#timeoutMs} ms`);
     const answers = replies.slice(0, -1).map(([, value]) => value);
     return all ? answers : answers[0];
