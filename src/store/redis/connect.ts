@@ -3,8 +3,8 @@
  * (REDIS_CLUSTER_NODES) or a primary found through Sentinel (REDIS_SENTINELS). Fails fast instead of
  * hanging (TRAPS.md): no offline queue, a 1 s command timeout, no blind re-send after a reconnect,
  * reconnection in the background forever; and after a failover it finds the new primary by itself:
- * a connection left on a demoted primary (READONLY) reconnects, Sentinel names the new one, a
- * cluster refreshes its slots.
+ * a connection left on a demoted primary (READONLY) reconnects, Sentinel names the new one (ioredis
+ * checks the role of what it connects to), a cluster refreshes its slots.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
@@ -64,8 +64,9 @@ export function connect(target: RedisTarget): Redis | Cluster {
       ...(target.sentinelPassword && { sentinelPassword: target.sentinelPassword }),
       ...(target.tls && { enableTLSForSentinelMode: true }),
       sentinelRetryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
-      // Sentinel's +switch-master drops a connection to the old primary at once.
-      failoverDetector: true,
+      // No failoverDetector: it drops a connection already on the new primary too (a second gap);
+      // a dead primary drops it anyway, a demoted one answers READONLY (reconnect above), and a
+      // write to a primary cut off from its replicas is not acknowledged (WAIT).
     });
   }
   return new Redis(target.url ?? 'redis://127.0.0.1:6379', { ...CLIENT_OPTIONS, ...pipelining });
