@@ -2,9 +2,11 @@
  * Environment → one frozen, typed Config. A bad value stops the start with one line naming the
  * variable. A secret variable may come from a file instead (`<VAR>_FILE`, as Docker secrets do).
  */
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { ConfigError } from './errors.ts';
+import { flag, integer, secretText, text, type Env } from './env.ts';
+
+export { secretText } from './env.ts';
 
 export interface Config {
   readonly port: number;
@@ -100,34 +102,7 @@ export interface Config {
 export const BUILTIN_GROUPS = ['planning', 'workspace', 'introspect', 'results', 'search'] as const;
 export type BuiltinGroup = (typeof BUILTIN_GROUPS)[number];
 
-type Env = Readonly<Record<string, string | undefined>>;
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-function text(env: Env, name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value.trim() === '' ? undefined : value.trim();
-}
-
-/**
- * A secret variable: its value, or the contents of the file `<name>_FILE` names (as Docker secrets are
- * mounted), trailing newline dropped. Both set, or a file that cannot be read, stops the start.
- */
-export function secretText(env: Env, name: string): string | undefined {
-  const value = text(env, name);
-  const file = text(env, `${name}_FILE`);
-  if (file === undefined) return value;
-  if (value !== undefined) throw new ConfigError(`${name} and ${name}_FILE are exclusive: set one of them`);
-  let contents: string;
-  try {
-    contents = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new ConfigError(`${name}_FILE "${file}" cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  const secret = contents.replace(/\r?\n$/, '');
-  if (secret.trim() === '') throw new ConfigError(`${name}_FILE "${file}" is empty`);
-  return secret;
-}
 
 /** 32 bytes as 64 hex characters or base64 (standard or URL-safe); null when it is neither. */
 export function parseSecretsKey(text: string): Buffer | null {
@@ -144,15 +119,6 @@ function secretsKey(env: Env, name: string): Buffer | null {
   const key = parseSecretsKey(raw);
   if (key === null) throw new ConfigError(`${name} must be 32 bytes written as 64 hex characters or as base64 (e.g. openssl rand -hex 32)`);
   return key;
-}
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = text(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  }
-  return Number(raw);
 }
 
 function redisUrl(env: Env): string | null {
@@ -278,14 +244,6 @@ function originOf(raw: string, name: string): string {
     throw new ConfigError(`${name} must list origins such as https://app.example.com (scheme, host and port only), got "${raw}"`);
   }
   return url.origin;
-}
-
-function flag(env: Env, name: string, fallback: boolean): boolean {
-  const raw = text(env, name)?.toLowerCase();
-  if (raw === undefined) return fallback;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
 }
 
 const set = (env: Env, name: string) => (env[name] ?? '').trim() !== '';

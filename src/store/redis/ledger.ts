@@ -21,6 +21,7 @@ import type { DurableGuard } from './durable.ts';
 /** Command → number of keys. */
 const SCRIPTS = {
   ledgerBegin: 1,
+  ledgerBeginIndexed: { keys: 2, file: 'ledgerBegin' },
   ledgerComplete: 1,
   ledgerCompleteIndexed: { keys: 3, file: 'ledgerComplete' },
   ledgerAbort: 1,
@@ -34,6 +35,7 @@ const SCRIPTS = {
 type Arg = string | number;
 type LedgerClient = RedisClient & {
   ledgerBegin(entry: string, ...args: Arg[]): Promise<[string, ...(string | number)[]]>;
+  ledgerBeginIndexed(entry: string, leases: string, ...args: Arg[]): Promise<[string, ...(string | number)[]]>;
   ledgerComplete(entry: string, ...args: Arg[]): Promise<number>;
   ledgerCompleteIndexed(entry: string, toolIndex: string, scopeIndex: string, ...args: Arg[]): Promise<number>;
   ledgerAbort(entry: string, token: string): Promise<number>;
@@ -110,22 +112,25 @@ export class RedisLedger implements EffectLedger {
   async begin(request: BeginRequest): Promise<BeginOutcome> {
     const onLost = request.onLost ?? 'rerun';
     const keepMs = request.keepS === null ? '' : (request.keepS ?? 0) * 1000;
+    const args: Arg[] = [
+      request.token,
+      request.paramsHash,
+      request.leaseMs,
+      request.strictPayload ? '1' : '0',
+      request.tool,
+      request.scope,
+      onLost,
+      request.effectId ?? '',
+      keepMs,
+      request.key,
+    ];
+    const entry = this.#entryKey(request.key);
+    const indexApart = onLost === 'unknown' && this.#cluster;
     const begin = this.#write(request.durable, (client) =>
-      client.ledgerBegin(
-        this.#entryKey(request.key),
-        request.token,
-        request.paramsHash,
-        request.leaseMs,
-        request.strictPayload ? '1' : '0',
-        request.tool,
-        request.scope,
-        onLost,
-        request.effectId ?? '',
-        keepMs,
-      ),
+      onLost === 'unknown' && !this.#cluster ? client.ledgerBeginIndexed(entry, this.#leases, ...args) : client.ledgerBegin(entry, ...args),
     );
-    // Sent beside the begin (same write with auto-pipelining): the sweep finds the lease if its runner dies.
-    const indexed = onLost === 'unknown' ? this.#guard(() => this.#client.zadd(this.#leases, Date.now() + request.leaseMs, request.key)) : null;
+    // On Cluster the sweep's index is in another slot: written beside the begin, in the same round trip.
+    const indexed = indexApart ? this.#guard(() => this.#client.zadd(this.#leases, Date.now() + request.leaseMs, request.key)) : null;
     const [[kind, ...detail]] = await Promise.all([begin, indexed]);
     if (kind === 'run') return { kind: 'run', token: request.token };
     if (kind === 'replay') return { kind: 'replay', effect: JSON.parse(String(detail[0])) as ToolEffect };

@@ -6,7 +6,9 @@
 -- KEYS[1] entry hash (fields state, token, params, tool, scope, effect, until, on_lost, effect_id, started)
 -- ARGV[1] token, ARGV[2] params hash, ARGV[3] lease ms, ARGV[4] '1' = the payload must match,
 -- ARGV[5] tool, ARGV[6] scope, ARGV[7] on_lost (rerun | unknown), ARGV[8] effect id,
--- ARGV[9] how long an unknown lease's entry is kept, in ms ('' = until resolved)
+-- ARGV[9] how long an unknown lease's entry is kept, in ms ('' = until resolved), ARGV[10] the ledger key;
+-- KEYS[2] (optional, single Redis only) the index of unknown leases for the shared sweep: an unknown
+-- lease taken here is added to it in the same step (on Cluster it is another slot, written beside)
 -- Returns {'run'} | {'replay', effect JSON} | {'in_progress', lease ms left} | {'mismatch'}
 --   | {'unknown', effect id, started ms, tool, scope, '1' when this begin found the lapse}
 --- @include "nowMs"
@@ -18,6 +20,9 @@ local function hold(fresh)
       'on_lost', ARGV[7], 'effect_id', ARGV[8], 'started', now)
   end
   redis.call('HSET', KEYS[1], 'until', now + tonumber(ARGV[3]))
+  if fresh and ARGV[7] == 'unknown' and #KEYS == 2 then
+    redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[10])
+  end
   if ARGV[7] ~= 'unknown' then
     redis.call('PEXPIRE', KEYS[1], ARGV[3])
   elseif ARGV[9] == '' then
