@@ -140,6 +140,13 @@ export class RedisSentinel {
     return port;
   }
 
+  /** A graceful failover (SENTINEL FAILOVER): the old primary lives on, demoted to a replica; resolves with its port. */
+  async failover(): Promise<number> {
+    const port = await this.primaryPort();
+    await cli(this.#sentinels[0]!.port, 'sentinel', 'failover', NAME);
+    return port;
+  }
+
   /** Waits until the sentinels name a primary other than `old` and it answers as one; resolves with Date.now() then. */
   async waitForPromotion(old: number, timeoutMs = 20_000): Promise<number> {
     const deadline = Date.now() + timeoutMs;

@@ -16,6 +16,9 @@ import { stopAll } from '../../support/children.ts';
 import { RedisCluster } from '../../support/redis-cluster.ts';
 import { RedisSentinel } from '../../support/redis-sentinel.ts';
 import { startReplica } from '../helpers/replicas.ts';
+import { pino } from 'pino';
+import { RedisStore } from '../../src/store/redis/store.ts';
+import { StoreUnavailable } from '../../src/errors.ts';
 
 const LOAD_WORKERS = 6;
 const RECOVERY_LIMIT_MS = 10_000;
@@ -211,6 +214,42 @@ describe('the store fails over under load', () => {
         fail: async () => sentinel.waitForPromotion(await sentinel.killPrimary()),
       });
     }, 180_000);
+
+    it('after a graceful failover (the old primary demoted, answering READONLY) writes fail over as 503s and come back', async () => {
+      const sentinels = sentinel.sentinels.split(',').map((entry) => ({ host: '127.0.0.1', port: Number(entry.split(':')[1]) }));
+      const store = new RedisStore(
+        { sentinels, sentinelName: sentinel.name },
+        { keyPrefix: `graceful-${randomUUID().slice(0, 8)}:`, sessionTtlS: 60, sessionMaxEvents: 10 },
+        pino({ level: 'silent' }),
+      );
+      try {
+        expect(await store.waitUntilReady(5000)).toBe(true);
+        const write = (i: number) => store.commitSession('s', { reads: new Map(), writes: new Map([['n', String(i)]]), event: '{}' });
+        expect(await write(0)).toBe(true);
+        const old = await sentinel.failover();
+        const promoted = sentinel.waitForPromotion(old);
+        const errors: unknown[] = [];
+        let backAt = 0;
+        for (let i = 1; backAt === 0 && i < 1000; i++) {
+          try {
+            await write(i);
+            if (errors.length > 0 || (await Promise.race([promoted.then(() => true), sleep(0).then(() => false)]))) backAt = Date.now();
+          } catch (err) {
+            errors.push(err);
+          }
+          await sleep(20);
+        }
+        const promotedAt = await promoted;
+        expect(backAt - promotedAt).toBeLessThanOrEqual(RECOVERY_LIMIT_MS);
+        for (const err of errors) {
+          expect(err).toBeInstanceOf(StoreUnavailable);
+          expect((err as Error).message).not.toMatch(/READONLY/);
+        }
+        expect(await write(9999)).toBe(true);
+      } finally {
+        await store.close();
+      }
+    }, 60_000);
   });
 
   describe('on Redis Cluster', () => {

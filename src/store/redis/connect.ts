@@ -30,6 +30,13 @@ function demoted(err: Error): boolean {
   return /^(READONLY|LOADING|MASTERDOWN)/.test(err.message);
 }
 
+/** How a failed command is told to callers: a failover in words, not Redis' own error text. */
+export function failureText(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/^(READONLY|LOADING|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|MOVED|ASK)\b/.test(message)) return 'redis is failing over to a new primary';
+  return `redis did not answer: ${message}`;
+}
+
 const CLIENT_OPTIONS: RedisOptions = {
   enableOfflineQueue: false,
   commandTimeout: COMMAND_TIMEOUT_MS,

@@ -11,6 +11,7 @@ import { Cluster, type ChainableCommander, type Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { connectionReady } from './ready.ts';
 import { copyScripts } from './scripts.ts';
+import { failureText } from './connect.ts';
 import { StoreNotDurable, StoreUnavailable } from '../../errors.ts';
 
 /** How often `auto` asks the primaries whether they have a connected replica. */
@@ -150,11 +151,11 @@ export class DurableWriter {
     try {
       replies = await pipeline.exec();
     } catch (err) {
-      throw new StoreUnavailable(`redis did not answer: ${err instanceof Error ? err.message : String(err)}`);
+      throw new StoreUnavailable(failureText(err));
     }
     if (replies === null) throw new StoreUnavailable('redis did not answer');
     const failed = replies.find(([err]) => err !== null);
-    if (failed) throw new StoreUnavailable(`redis did not answer: ${failed[0]!.message}`);
+    if (failed) throw new StoreUnavailable(failureText(failed[0]));
     const acked = Number(replies[replies.length - 1]![1]);
     // `auto` looks again at once: a failover may have left the new primary without a replica.
     if (acked < needed && this.#acks === 'auto' && Date.now() - this.#checkedAt > RECHECK_MS) void this.#checkReplicas();

@@ -4,7 +4,7 @@
  * (connect.ts); the writes guarantees rest on wait for replicas (durable.ts).
  */
 import type { Cluster, Redis } from 'ioredis';
-import { connect, type RedisTarget } from './connect.ts';
+import { connect, failureText, type RedisTarget } from './connect.ts';
 import { DurableWriter, type DurableGuard } from './durable.ts';
 import type { Logger } from 'pino';
 import { RedisCallLog } from './calls.ts';
@@ -136,9 +136,8 @@ export class RedisStore implements Store {
       if (this.#down) this.#noteRecovery(); // a pause (SIGSTOP) ends without a reconnect
       return result;
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      this.#noteError(err instanceof Error ? err : new Error(message));
-      throw new StoreUnavailable(`redis did not answer: ${message}`);
+      this.#noteError(err instanceof Error ? err : new Error(String(err)));
+      throw new StoreUnavailable(failureText(err));
     }
   }
 
