@@ -33,7 +33,16 @@ export type ErrorCode =
   /** No one decided in time. */
   | 'approval_expired'
   /** An identical call was lost after it started (docs/ledger.md): nothing runs until an admin resolves it. */
-  | 'outcome_unknown';
+  | 'outcome_unknown'
+  /** A guardrail refuses the arguments or the result (docs/guardrails.md); `detail` names it. */
+  | 'guardrail_denied';
+
+/** What a guardrail did to a call (docs/guardrails.md). */
+export interface GuardrailAction {
+  name: string;
+  action: 'redact' | 'deny' | 'flag';
+  where: 'input' | 'output';
+}
 
 export interface ToolError {
   code: ErrorCode;
@@ -70,6 +79,8 @@ export interface InvocationResult {
   approval?: ApprovalRef;
   /** Set with `approval_required` in a task whose approvers include the client: the form its MCP client may answer (tasks/update). */
   input_requests?: Record<string, unknown>;
+  /** What the guardrails did to the call, when they did anything (docs/guardrails.md). */
+  guardrails?: GuardrailAction[];
 }
 
 /** A single-use link, bound to the calling user, where the person connects a credential. */

@@ -1,6 +1,7 @@
 /** The public shapes of a tool: what a plugin defines and what a handler sees and returns. */
 import type { Logger } from 'pino';
 import type { UserIdentity } from '../callers/keys.ts';
+import type { GuardrailDefinition } from './guardrail.ts';
 
 export type { UserIdentity };
 
@@ -153,6 +154,8 @@ export interface ToolDefinition<P = Record<string, unknown>, V = unknown> {
 export interface PluginRegistry {
   registerTool(definition: ToolDefinition): void;
   registerResource(key: string, value: unknown): void;
+  registerGuardrail(definition: GuardrailDefinition): void;
 }
 
-export type PluginExport = ToolDefinition | ToolDefinition[] | ((registry: PluginRegistry) => void | Promise<void>);
+export type PluginExport =
+  ToolDefinition | GuardrailDefinition | (ToolDefinition | GuardrailDefinition)[] | ((registry: PluginRegistry) => void | Promise<void>);
