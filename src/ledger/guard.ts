@@ -227,7 +227,9 @@ export class LedgerGuard implements Stage {
       result = await next();
     } catch (err) {
       this.#renewer.release(lease);
-      await this.#abort(log, key, token);
+      // A session commit the replicas did not acknowledge still applied on the primary: the handler
+      // ran, so the lease is left to lapse (on_lost decides) rather than freed for a silent re-run.
+      if (!(err instanceof StoreNotDurable)) await this.#abort(log, key, token);
       throw err;
     }
     this.#renewer.release(lease);
