@@ -62,7 +62,9 @@ interface Server {
 
 /** Start only the servers the selected scenarios need; returns each target's base URL and process id. */
 async function startServers(targets: Set<Target>): Promise<Map<Target, Server>> {
-  const [barePort, memoryPort, redisToolportPort, redisPort, sdkPort] = (await freePorts(5)) as [number, number, number, number, number];
+  const [barePort, memoryPort, redisToolportPort, redisPort, sdkPort, acksToolportPort, acksPrimaryPort, acksReplicaPort] = (await freePorts(
+    8,
+  )) as number[] as [number, number, number, number, number, number, number, number];
   const bases = new Map<Target, Server>();
   // Plain `node --import tsx` (not the tsx CLI) so each server is one process we can signal directly.
   const tsxArgs = (script: string) => ['--import', 'tsx', script];
@@ -135,7 +137,28 @@ async function startServers(targets: Set<Target>): Promise<Map<Target, Server>> 
     await startRedis(redisPort, ROOT);
     await startToolport('redis', redisToolportPort, `redis://127.0.0.1:${redisPort}/0`);
   }
+  if (targets.has('redis-acks')) {
+    await startRedis(acksPrimaryPort, ROOT);
+    await startRedis(acksReplicaPort, ROOT, ['--replicaof', '127.0.0.1', String(acksPrimaryPort)]);
+    await waitForReplica(acksPrimaryPort);
+    await startToolport('redis-acks', acksToolportPort, `redis://127.0.0.1:${acksPrimaryPort}/0`);
+  }
   return bases;
+}
+
+/** Waits until the primary on `port` has an online replica (a fresh one syncs in well under a second). */
+async function waitForReplica(port: number): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const client = new Redis(port, '127.0.0.1');
+  try {
+    for (let i = 0; i < 200; i++) {
+      if (/slave0:.*state=online/.test(await client.info('replication'))) return;
+      await sleep(50);
+    }
+    throw new Error(`the bench's Redis on :${port} got no online replica within 10 s`);
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** The session of the n-th connection of a scenario that gives each connection its own. */

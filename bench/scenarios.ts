@@ -2,8 +2,9 @@
 // Ports are only known at run time, so a scenario names its `target` server and a
 // `path`; the runner turns them into a URL. Only targets that are used get started.
 
-export type Target = 'bare' | 'memory' | 'redis' | 'sdk';
-export const TARGETS: readonly Target[] = ['bare', 'memory', 'redis', 'sdk'];
+/** `redis-acks`: a Redis primary with one replica, so the ledger's leases and records wait for its acknowledgement (WAIT). */
+export type Target = 'bare' | 'memory' | 'redis' | 'redis-acks' | 'sdk';
+export const TARGETS: readonly Target[] = ['bare', 'memory', 'redis', 'redis-acks', 'sdk'];
 
 export interface Scenario {
   name: string;
@@ -201,6 +202,17 @@ export const scenarios: Scenario[] = [
     body: LEDGER_MISS_BODY,
     uniqueIds: true,
     targets: [{ kind: 'ratio', min: 0.45 }],
+  },
+  // The same with a replica: the lease and the record each wait for its acknowledgement (REDIS_REPLICA_ACKS=auto → 1).
+  // Against the row above, the difference is the cost of the acknowledgements per ledger miss.
+  {
+    name: 'ledger miss (redis store, acknowledged by a replica)',
+    target: 'redis-acks',
+    path: '/tools/invoke',
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: LEDGER_MISS_BODY,
+    uniqueIds: true,
   },
   {
     name: '/mcp tools/call (memory store)',

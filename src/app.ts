@@ -15,6 +15,7 @@ import { formatByName } from './formats/index.ts';
 import { answerCalls } from './http/answer-calls.ts';
 import { taskAccess } from './http/scope.ts';
 import { LedgerGuard } from './ledger/guard.ts';
+import { LedgerSweep } from './ledger/sweep.ts';
 import { EventLoopGuard } from './plugins/event-loop.ts';
 import { requestTracingPlugin } from './plugins/tracing.ts';
 import { KnownSecrets, RedactionStage } from './redaction/stage.ts';
@@ -56,7 +57,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const app = createHttpServer(config, logger, metrics, loop);
   app.addHook('onReady', async () => loop.start());
   const feed = new CallFeed(store.calls, logger);
+  const sweep = new LedgerSweep(store.ledger, config.ledgerLeaseMs, logger, metrics);
   app.addHook('onClose', async () => {
+    sweep.close();
     loop.close();
     await tasks.close(); // built below, before the app can close
     policy.close();

@@ -2,15 +2,28 @@
  * Environment → one frozen, typed Config. A bad value stops the start with one line naming the
  * variable. A secret variable may come from a file instead (`<VAR>_FILE`, as Docker secrets do).
  */
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { ConfigError } from './errors.ts';
+import { flag, integer, secretText, text, type Env } from './env.ts';
+
+export { secretText } from './env.ts';
 
 export interface Config {
   readonly port: number;
   readonly host: string;
   readonly redisUrl: string | null;
   readonly redisClusterNodes: readonly { host: string; port: number }[] | null;
+  /** REDIS_SENTINELS: the sentinels that name the primary called REDIS_SENTINEL_NAME (docs/operations.md). */
+  readonly redisSentinels: readonly { host: string; port: number }[] | null;
+  readonly redisSentinelName: string | null;
+  /** REDIS_PASSWORD / REDIS_SENTINEL_PASSWORD / REDIS_TLS: for Sentinel and Cluster (a REDIS_URL carries its own). */
+  readonly redisPassword: string | null;
+  readonly redisSentinelPassword: string | null;
+  readonly redisTls: boolean;
+  /** REDIS_REPLICA_ACKS: replicas that must hold a guarantee's write before it counts; `auto`: 1 when the primary has one. */
+  readonly redisReplicaAcks: number | 'auto';
+  /** REDIS_ACK_TIMEOUT_MS: how long such a write waits for those replicas. */
+  readonly redisAckTimeoutMs: number;
   readonly keyPrefix: string;
   readonly toolPlugins: readonly string[];
   /** TOOL_ISOLATION: where plugin tools' handlers run unless their plugin or definition says (docs/plugins.md). */
@@ -94,34 +107,7 @@ export interface Config {
 export const BUILTIN_GROUPS = ['planning', 'workspace', 'introspect', 'results', 'search'] as const;
 export type BuiltinGroup = (typeof BUILTIN_GROUPS)[number];
 
-type Env = Readonly<Record<string, string | undefined>>;
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-function text(env: Env, name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value.trim() === '' ? undefined : value.trim();
-}
-
-/**
- * A secret variable: its value, or the contents of the file `<name>_FILE` names (as Docker secrets are
- * mounted), trailing newline dropped. Both set, or a file that cannot be read, stops the start.
- */
-export function secretText(env: Env, name: string): string | undefined {
-  const value = text(env, name);
-  const file = text(env, `${name}_FILE`);
-  if (file === undefined) return value;
-  if (value !== undefined) throw new ConfigError(`${name} and ${name}_FILE are exclusive: set one of them`);
-  let contents: string;
-  try {
-    contents = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new ConfigError(`${name}_FILE "${file}" cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  const secret = contents.replace(/\r?\n$/, '');
-  if (secret.trim() === '') throw new ConfigError(`${name}_FILE "${file}" is empty`);
-  return secret;
-}
 
 /** 32 bytes as 64 hex characters or base64 (standard or URL-safe); null when it is neither. */
 export function parseSecretsKey(text: string): Buffer | null {
@@ -140,15 +126,6 @@ function secretsKey(env: Env, name: string): Buffer | null {
   return key;
 }
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = text(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  }
-  return Number(raw);
-}
-
 function redisUrl(env: Env): string | null {
   const raw = text(env, 'REDIS_URL');
   if (raw === undefined) return null;
@@ -164,17 +141,49 @@ function redisUrl(env: Env): string | null {
   return raw;
 }
 
-function clusterNodes(env: Env): { host: string; port: number }[] | null {
-  const raw = text(env, 'REDIS_CLUSTER_NODES');
+function hostPorts(env: Env, name: string): { host: string; port: number }[] | null {
+  const raw = text(env, name);
   if (raw === undefined) return null;
   return raw.split(',').map((entry) => {
     const match = /^\s*([^\s:]+|\[[0-9a-fA-F:]+\]):(\d{1,5})\s*$/.exec(entry);
     const port = Number(match?.[2]);
     if (!match?.[1] || port < 1 || port > 65535) {
-      throw new ConfigError(`REDIS_CLUSTER_NODES must be host:port,host:port…, got "${raw}"`);
+      throw new ConfigError(`${name} must be host:port,host:port…, got "${raw}"`);
     }
     return { host: match[1].replace(/^\[|\]$/g, ''), port };
   });
+}
+
+type RedisHa = Pick<
+  Config,
+  'redisSentinels' | 'redisSentinelName' | 'redisPassword' | 'redisSentinelPassword' | 'redisTls' | 'redisReplicaAcks' | 'redisAckTimeoutMs'
+>;
+
+/** Sentinel, passwords, TLS and replica acknowledgements; exactly one of REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS. */
+function redisHa(env: Env, url: string | null, cluster: unknown): RedisHa {
+  const sentinels = hostPorts(env, 'REDIS_SENTINELS');
+  const given = [url !== null && 'REDIS_URL', cluster !== null && 'REDIS_CLUSTER_NODES', sentinels !== null && 'REDIS_SENTINELS'].filter(Boolean);
+  if (given.length > 1) throw new ConfigError(`${given.join(' and ')} are exclusive: set one of them`);
+  const name = text(env, 'REDIS_SENTINEL_NAME') ?? null;
+  if ((sentinels === null) !== (name === null)) throw new ConfigError('REDIS_SENTINELS and REDIS_SENTINEL_NAME go together: set both or neither');
+  const password = secretText(env, 'REDIS_PASSWORD') ?? null;
+  const sentinelPassword = secretText(env, 'REDIS_SENTINEL_PASSWORD') ?? null;
+  const tls = flag(env, 'REDIS_TLS', false);
+  if (sentinelPassword !== null && sentinels === null) throw new ConfigError('REDIS_SENTINEL_PASSWORD needs REDIS_SENTINELS');
+  if (url !== null && (password !== null || tls)) {
+    throw new ConfigError('REDIS_PASSWORD and REDIS_TLS are for REDIS_SENTINELS and REDIS_CLUSTER_NODES: put them in REDIS_URL (rediss://:password@host)');
+  }
+  const acks = text(env, 'REDIS_REPLICA_ACKS')?.toLowerCase() ?? 'auto';
+  if (acks !== 'auto' && !/^\d{1,2}$/.test(acks)) throw new ConfigError(`REDIS_REPLICA_ACKS must be auto or a whole number from 0 to 99, got "${acks}"`);
+  return {
+    redisSentinels: sentinels === null ? null : Object.freeze(sentinels),
+    redisSentinelName: name,
+    redisPassword: password,
+    redisSentinelPassword: sentinelPassword,
+    redisTls: tls,
+    redisReplicaAcks: acks === 'auto' ? 'auto' : Number(acks),
+    redisAckTimeoutMs: integer(env, 'REDIS_ACK_TIMEOUT_MS', 500, 1, 60_000),
+  };
 }
 
 /** BUILTINS: comma-separated groups, or `all` (the default) or `none` alone. */
@@ -242,14 +251,6 @@ function originOf(raw: string, name: string): string {
   return url.origin;
 }
 
-function flag(env: Env, name: string, fallback: boolean): boolean {
-  const raw = text(env, name)?.toLowerCase();
-  if (raw === undefined) return fallback;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
-}
-
 const set = (env: Env, name: string) => (env[name] ?? '').trim() !== '';
 
 /**
@@ -278,10 +279,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`KEY_PREFIX must be at most 64 characters without spaces or braces, got "${keyPrefix}"`);
   }
   const redis = redisUrl(env);
-  const cluster = clusterNodes(env);
-  if (redis !== null && cluster !== null) {
-    throw new ConfigError('REDIS_URL and REDIS_CLUSTER_NODES are exclusive: set one of them');
-  }
+  const cluster = hostPorts(env, 'REDIS_CLUSTER_NODES');
   const authIssuer = httpUrl(env, 'AUTH_ISSUER');
   const publicUrl = httpUrl(env, 'PUBLIC_URL')?.replace(/\/+$/, '') ?? null;
   const authAudience = text(env, 'AUTH_AUDIENCE') ?? null;
@@ -297,6 +295,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: text(env, 'HOST') ?? '127.0.0.1',
     redisUrl: redis,
     redisClusterNodes: cluster === null ? null : Object.freeze(cluster),
+    ...redisHa(env, redis, cluster),
     keyPrefix,
     toolPlugins: Object.freeze(commaList(env, 'TOOL_PLUGINS')),
     toolIsolation: isolation(env),

@@ -22,6 +22,8 @@ export const NotFound = createError('TP_NOT_FOUND', '%s', 404);
 export const MethodNotAllowed = createError('TP_METHOD_NOT_ALLOWED', '%s', 405);
 /** The store did not answer (or is known to be down): 503, logged once per outage by the store. */
 export const StoreUnavailable = createError('TP_STORE_UNAVAILABLE', '%s', 503);
+/** A write a guarantee rests on was not acknowledged by enough replicas in time: 503, nothing ran. */
+export const StoreNotDurable = createError('TP_STORE_NOT_DURABLE', '%s', 503, StoreUnavailable as unknown as ErrorConstructor);
 export const Unauthorized = createError('TP_UNAUTHORIZED', '%s', 401);
 export const Forbidden = createError('TP_FORBIDDEN', '%s', 403);
 /** A Host this service does not answer (a DNS rebinding page, a wrong name): see ALLOWED_HOSTS. */
@@ -105,6 +107,7 @@ export type InvalidQuery = InstanceType<typeof InvalidQuery>;
 export type NotFound = InstanceType<typeof NotFound>;
 export type MethodNotAllowed = InstanceType<typeof MethodNotAllowed>;
 export type StoreUnavailable = InstanceType<typeof StoreUnavailable>;
+export type StoreNotDurable = InstanceType<typeof StoreNotDurable>;
 export type Unauthorized = InstanceType<typeof Unauthorized>;
 export type Forbidden = InstanceType<typeof Forbidden>;
 export type HostNotAllowed = InstanceType<typeof HostNotAllowed>;
@@ -155,6 +158,7 @@ const PROBLEMS: Record<string, [string, string]> = {
   TP_NOT_FOUND: ['not-found', 'Not found'],
   TP_METHOD_NOT_ALLOWED: ['method-not-allowed', 'This path does not take this method'],
   TP_STORE_UNAVAILABLE: ['store-unavailable', 'The state store is unreachable'],
+  TP_STORE_NOT_DURABLE: ['store-not-durable', "The state store's replicas did not acknowledge a write in time"],
   TP_UNAUTHORIZED: ['unauthorized', 'A valid API key or access token is required'],
   TP_FORBIDDEN: ['forbidden', 'This caller may not use this route'],
   TP_HOST_NOT_ALLOWED: ['host-not-allowed', 'This service does not answer this Host'],
@@ -191,7 +195,7 @@ export interface Problem {
 export function problemOf(error: unknown): Problem {
   const fastifyError = error as Partial<FastifyError>;
   const status = typeof fastifyError.statusCode === 'number' ? fastifyError.statusCode : 500;
-  if (status >= 500 && !['TP_STORE_UNAVAILABLE', 'TP_CLOSING', 'TP_NOT_READY', 'TP_OVERLOADED'].includes(fastifyError.code ?? '')) {
+  if (status >= 500 && !['TP_STORE_UNAVAILABLE', 'TP_STORE_NOT_DURABLE', 'TP_CLOSING', 'TP_NOT_READY', 'TP_OVERLOADED'].includes(fastifyError.code ?? '')) {
     return { type: `${TYPE_BASE}internal`, title: 'Internal error', status: 500, detail: 'The request failed inside toolport; it has been logged.' };
   }
   const [slug, title] = PROBLEMS[fastifyError.code ?? ''] ?? ['request-error', 'The request cannot be served'];

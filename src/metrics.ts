@@ -169,6 +169,11 @@ export class Metrics {
     'Effect ledger lookups by result: hit (replayed), miss (ran), wait (waited for a running twin), in_progress',
     'result',
   );
+  readonly #unknown = new OneLabelCounter(
+    'toolport_ledger_unknown_total',
+    'Ledger leases that lapsed without a record, by tool: outcomes unknown until an admin resolves them',
+    'tool',
+  );
   readonly #storeErrors = new Counter({
     name: 'toolport_store_errors_total',
     help: 'Requests answered 503 because the store could not be reached',
@@ -212,6 +217,7 @@ export class Metrics {
     const register = (metric: ScrapedMetric) => this.#app.registerMetric(metric as unknown as Metric);
     register(this.#conflicts);
     register(this.#ledger);
+    register(this.#unknown);
     register(this.#rateLimited);
     register(this.#tasks);
     register(this.#approvals);
@@ -266,6 +272,10 @@ export class Metrics {
 
   ledgerLookup(result: LedgerLookup): void {
     this.#ledger.inc(result);
+  }
+
+  ledgerUnknown(tool: string): void {
+    this.#unknown.inc(tool);
   }
 
   /** toolport_event_loop_lag_seconds reads `lagMs` at each scrape. */

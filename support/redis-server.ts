@@ -7,12 +7,17 @@ import { freePorts } from './ports.js';
 const execFileAsync = promisify(execFile);
 
 /** Start redis-server on `port` and wait until it answers PING. */
-export async function startRedis(port: number, cwd = process.cwd()): Promise<Child> {
+export async function startRedis(port: number, cwd = process.cwd(), extraArgs: string[] = []): Promise<Child> {
   if (port === 6379) throw new Error('refusing to start a throwaway Redis on the shared port 6379');
-  const child = startChild(`redis-server :${port}`, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    cwd,
-    env: process.env,
-  });
+  const child = startChild(
+    `redis-server :${port}`,
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs],
+    {
+      cwd,
+      env: process.env,
+    },
+  );
   try {
     await waitUntilReady(child, 'redis-cli PING → PONG', async () => {
       const { stdout } = await execFileAsync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'ping'], { timeout: 1000 });

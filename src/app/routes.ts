@@ -23,6 +23,7 @@ import { consoleRoutes } from '../routes/console.ts';
 import { healthRoutes } from '../routes/health.ts';
 import { invokeRoutes } from '../routes/invoke.ts';
 import { ledgerRoutes } from '../routes/ledger.ts';
+import { ledgerUnknownRoutes } from '../routes/ledger-unknown.ts';
 import { mcpRoutes } from '../routes/mcp.ts';
 import { metricsRoutes } from '../routes/metrics.ts';
 import { provenanceRoutes } from '../routes/provenance.ts';
@@ -70,6 +71,7 @@ export async function registerRoutes(app: FastifyInstance, parts: RouteParts): P
   await app.register(sessionRoutes, { store });
   await app.register(metricsRoutes, { metrics: parts.metrics });
   await app.register(ledgerRoutes, { ledger: store.ledger });
+  await app.register(ledgerUnknownRoutes, { ledger: store.ledger, toolOf: (name) => registry.get(name) });
   await app.register(mcpRoutes, {
     dispatcher,
     registry,

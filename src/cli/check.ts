@@ -58,7 +58,7 @@ async function problemsOf(config: Config, env: Readonly<Record<string, string | 
   const first = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
   if (config.toolsFile === null) return [first];
   const log = pino({ level: 'silent' });
-  const store = await createStore({ ...config, redisUrl: null, redisClusterNodes: null }, log);
+  const store = await createStore({ ...config, redisUrl: null, redisClusterNodes: null, redisSentinels: null }, log);
   try {
     const { toolsFileProblems } = await import('../sources/problems.ts');
     const found = await toolsFileProblems({

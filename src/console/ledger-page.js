@@ -1,7 +1,8 @@
-// The effect ledger, for admin keys: look up an entry by its idempotency key and invalidate it, a
-// tool's entries or a scope's. Other keys see only why there is nothing here.
+// The effect ledger, for admin keys: settle unknown outcomes, look up an entry by its idempotency
+// key and invalidate it, a tool's entries or a scope's. Other keys see only why there is nothing here.
 import { problemText, request } from './api.js';
 import { add, h, jsonBlock, notice } from './dom.js';
+import { createUnknownOutcomes } from './unknown-outcomes.js';
 
 export function createLedgerPage(section, context) {
   if (!context.caller.admin) {
@@ -45,8 +46,10 @@ export function createLedgerPage(section, context) {
     scopeOutcome,
   );
 
+  const unknown = createUnknownOutcomes();
   add(
     section,
+    unknown.panel,
     h('section', { class: 'panel', 'aria-labelledby': 'lookup-title' }, h('h2', { id: 'lookup-title' }, 'Look up an entry'), lookup),
     h(
       'div',
@@ -108,6 +111,7 @@ export function createLedgerPage(section, context) {
 
   return {
     enter(param) {
+      void unknown.refresh();
       const names = (context.tools ?? []).filter((t) => t.idempotency && t.idempotency.strategy !== 'none').map((t) => t.name);
       toolSelect.replaceChildren(...(names.length ? names : (context.tools ?? []).map((t) => t.name)).map((n) => h('option', { value: n }, n)));
       if (param) void show(decodeURIComponent(param));

@@ -13,11 +13,11 @@ import { failure, invocationResult, type CallIdentity, type InvocationResult } f
 import type { Next, PipelineCall, Stage } from '../tools/pipeline/index.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { SessionHandle } from '../tools/types.ts';
-import type { BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../store/ledger.ts';
+import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect, UnknownEffect } from '../store/ledger.ts';
 import { derivedKeyPart, runScopeName, scopeName } from './key.ts';
 import type { Metrics } from '../metrics.ts';
 import { withSpan } from '../tracing/index.ts';
-import { IdempotencyKeyInFlight, IdempotencyKeyReused, KeyFunctionError } from '../errors.ts';
+import { IdempotencyKeyInFlight, IdempotencyKeyReused, KeyFunctionError, StoreNotDurable } from '../errors.ts';
 
 /**
  * A lease's fencing token: it only has to be unique (never guessed: it is not a secret), so a
@@ -161,19 +161,33 @@ export class LedgerGuard implements Stage {
     const key = `${scopeKey}:${tool.name}:${part}`;
     const labels: EntryLabels = { tool: tool.name, scope: scopeKey, paramsHash };
     const token = leaseToken();
-    const request: BeginRequest = { tool: tool.name, scope: scopeKey, paramsHash, key, token, leaseMs: this.#leaseMs, strictPayload: headerKey !== null };
+    const request: BeginRequest = {
+      tool: tool.name,
+      scope: scopeKey,
+      paramsHash,
+      key,
+      token,
+      leaseMs: this.#leaseMs,
+      strictPayload: headerKey !== null,
+      durable: true,
+      // A program's inner call may reach the ledger without the tool having a strategy of its own.
+      onLost: tool.idempotency?.on_lost ?? (tool.annotations?.idempotent === true ? 'rerun' : 'unknown'),
+      effectId: randomUUID(),
+      keepS: ttlS,
+    };
     let waitMs = FIRST_WAIT_MS;
     for (let waited = false; ; waited = true) {
-      const outcome = await withSpan('ledger begin', { 'toolport.tool': tool.name }, () => this.#ledger.begin(request));
+      const outcome = await withSpan('ledger begin', { 'toolport.tool': tool.name }, () => this.#begin(call.scope.log, request));
       if (outcome.kind === 'run') {
         this.#metrics?.ledgerLookup('miss');
-        return this.#execute(call, { key, labels, token, ttlS }, next);
+        return this.#execute(call, { key, labels, token, ttlS, effectId: request.effectId! }, next);
       }
       if (outcome.kind === 'replay') {
         this.#metrics?.ledgerLookup(waited ? 'wait' : 'hit');
         return this.#replay(identity, outcome.effect);
       }
       if (outcome.kind === 'mismatch') throw new IdempotencyKeyReused();
+      if (outcome.kind === 'unknown') return this.#keyed(this.#unknown(call, outcome.lost, outcome.fresh), key);
       if (headerKey !== null) throw new IdempotencyKeyInFlight(Math.max(1, Math.ceil(outcome.leaseLeftMs / 1000)));
       // Without the header the caller cannot tell a retry from a new call: wait for the one running.
       const left = call.deadline - Date.now();
@@ -188,7 +202,21 @@ export class LedgerGuard implements Stage {
     }
   }
 
-  async #execute(call: PipelineCall, entry: { key: string; labels: EntryLabels; token: string; ttlS: number | null }, next: Next): Promise<InvocationResult> {
+  /** A lease the replicas did not acknowledge is dropped (best effort) and the call answers 503: nothing ran. */
+  async #begin(log: Logger, request: BeginRequest): Promise<BeginOutcome> {
+    try {
+      return await this.#ledger.begin(request);
+    } catch (err) {
+      if (err instanceof StoreNotDurable) await this.#abort(log, request.key, request.token);
+      throw err;
+    }
+  }
+
+  async #execute(
+    call: PipelineCall,
+    entry: { key: string; labels: EntryLabels; token: string; ttlS: number | null; effectId: string },
+    next: Next,
+  ): Promise<InvocationResult> {
     const { key, labels, token, ttlS } = entry;
     const log = call.scope.log;
     const lease: HeldLease = { log, key, token, renewedAt: performance.now() };
@@ -199,7 +227,9 @@ export class LedgerGuard implements Stage {
       result = await next();
     } catch (err) {
       this.#renewer.release(lease);
-      await this.#abort(log, key, token);
+      // A session commit the replicas did not acknowledge still applied on the primary: the handler
+      // ran, so the lease is left to lapse (on_lost decides) rather than freed for a silent re-run.
+      if (!(err instanceof StoreNotDurable)) await this.#abort(log, key, token);
       throw err;
     }
     this.#renewer.release(lease);
@@ -208,23 +238,24 @@ export class LedgerGuard implements Stage {
       await this.#abort(log, key, token);
       return this.#keyed(result, key);
     }
-    const effect = this.#effectOf(call.tool, key, labels, result, ttlS);
+    const effect = this.#effectOf(call.tool, key, labels, result, ttlS, entry.effectId);
     try {
-      if (!(await withSpan('ledger complete', { 'toolport.tool': call.tool.name }, () => this.#ledger.complete(labels, token, effect, ttlS)))) {
+      if (!(await withSpan('ledger complete', { 'toolport.tool': call.tool.name }, () => this.#ledger.complete(labels, token, effect, ttlS, true)))) {
         log.warn({ idempotencyKey: key }, 'ledger lease lapsed while the handler ran: its result was not recorded');
       }
     } catch (err) {
-      // The effect happened: answer it rather than a 503. Unrecorded, a retry after the lease runs again.
+      // The effect happened: answer it rather than a 503. Unrecorded (or not held by the replicas),
+      // the entry stays a lease, and a lease that lapses is the tool's on_lost to decide.
       log.error({ err, idempotencyKey: key }, 'the ledger did not record a success');
     }
     result.effect_id = effect.effect_id;
     return this.#keyed(result, key);
   }
 
-  #effectOf(tool: RegisteredTool, key: string, labels: EntryLabels, result: InvocationResult, ttlS: number | null): ToolEffect {
+  #effectOf(tool: RegisteredTool, key: string, labels: EntryLabels, result: InvocationResult, ttlS: number | null, effectId: string): ToolEffect {
     const now = Date.now();
     return {
-      effect_id: randomUUID(),
+      effect_id: effectId,
       idempotency_key: key,
       tool_name: tool.name,
       params_hash: labels.paramsHash,
@@ -255,6 +286,21 @@ export class LedgerGuard implements Stage {
       },
       this.#maxContentChars,
     );
+  }
+
+  /** An earlier identical run was lost after it started: it may have had its effect, so nothing runs until an admin says. */
+  #unknown(call: PipelineCall, lost: UnknownEffect, fresh: boolean): InvocationResult {
+    if (fresh) {
+      this.#metrics?.ledgerUnknown(lost.tool_name);
+      call.scope.log.warn(
+        { idempotencyKey: lost.idempotency_key, effectId: lost.effect_id, lostAt: lost.lost_at },
+        'a ledger lease lapsed without a record: outcome unknown',
+      );
+    }
+    const result = failure(call.identity, 'outcome_unknown', ...explain.outcomeUnknown(call.tool, lost), this.#maxContentChars);
+    result.effect_id = lost.effect_id;
+    result.lost_at = lost.lost_at;
+    return result;
   }
 
   #inProgress(identity: CallIdentity, tool: RegisteredTool): InvocationResult {

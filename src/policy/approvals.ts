@@ -49,6 +49,9 @@ export interface ApprovalsOptions {
 }
 
 const LEASE_MARGIN_MS = 5_000;
+/** How often every replica looks for approvals past their expiry, and how many it expires per look. */
+const SWEEP_MS = 200;
+const SWEEP_BATCH = 100;
 
 export class Approvals {
   readonly #store: ApprovalStore;
@@ -56,8 +59,9 @@ export class Approvals {
   readonly #options: ApprovalsOptions;
   /** Told of every outcome (approved, denied, expired): tasks waiting for it run again. */
   readonly #outcomeListeners: ((record: ApprovalRecord) => void)[] = [];
-  /** The expiries of the approvals this replica made: an undecided one is recorded expired on time, even if nobody reads it. */
-  readonly #expiries = new Set<NodeJS.Timeout>();
+  /** The shared sweep: records the expiry of undecided approvals on time, whichever replica made them. */
+  #sweep: NodeJS.Timeout | null = null;
+  #sweeping = false;
 
   constructor(options: ApprovalsOptions) {
     this.#store = options.store.approvals;
@@ -70,10 +74,30 @@ export class Approvals {
     this.#outcomeListeners.push(listener);
   }
 
-  /** Stops the expiry timers (the app is closing). */
+  /** Stops the sweep (the app is closing). */
   close(): void {
-    for (const timer of this.#expiries) clearTimeout(timer);
-    this.#expiries.clear();
+    if (this.#sweep !== null) clearInterval(this.#sweep);
+    this.#sweep = null;
+  }
+
+  /**
+   * Every replica that serves approvals sweeps the store's deadlines: an undecided approval is
+   * recorded expired (and its waiting task told) on time even if the replica that made it is gone.
+   */
+  startSweep(): void {
+    this.#sweep ??= setInterval(() => void this.#expireDue(), SWEEP_MS).unref();
+  }
+
+  async #expireDue(): Promise<void> {
+    if (this.#sweeping) return;
+    this.#sweeping = true;
+    try {
+      for (const id of await this.#store.due(SWEEP_BATCH)) await this.read(id); // reading records the expiry
+    } catch {
+      // the store is down: a reader (or the next sweep of a deadline not yet handed out) records it
+    } finally {
+      this.#sweeping = false;
+    }
   }
 
   #outcome(record: ApprovalRecord): void {
@@ -91,17 +115,6 @@ export class Approvals {
       callId: record.call_id,
     });
     for (const listener of this.#outcomeListeners) listener(record);
-  }
-
-  #expireOnTime(record: ApprovalRecord): void {
-    const timer = setTimeout(
-      () => {
-        this.#expiries.delete(timer);
-        this.read(record.approval_id).catch(() => undefined); // reading records the expiry (store down: the next reader does)
-      },
-      Math.max(0, Date.parse(record.expires_at) - Date.now()) + 50,
-    ).unref();
-    this.#expiries.add(timer);
   }
 
   get ttlS(): number {
@@ -176,7 +189,7 @@ export class Approvals {
       );
       await this.#event(record, 'ApprovalRequested');
       this.#options.notice?.(record);
-      this.#expireOnTime(record);
+      this.startSweep();
     }
     record = await this.settle(record);
     return { record, binding };

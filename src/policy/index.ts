@@ -46,6 +46,7 @@ export async function buildPolicy(options: {
     rules = compileRules(options.rules.file, options.rules.entries);
   }
   const asked = rules.length > 0 || registry.list().some((tool) => tool.approval !== null);
+  if (asked) approvals.startSweep();
   return {
     approvals,
     gate: asked ? new PolicyGate(rules, approvals, config.maxContentChars) : null,

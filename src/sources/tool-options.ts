@@ -9,16 +9,21 @@ import type { EntryReader, JsonObject } from './entry.ts';
 
 export interface ToolOptions {
   idempotency?: IdempotencyConfig;
+  on_lost?: 'rerun' | 'unknown';
   annotations?: ToolAnnotations;
   timeout_ms?: number;
 }
 
-export const TOOL_OPTION_KEYS = ['idempotency', 'annotations', 'timeout_ms'] as const;
+export const TOOL_OPTION_KEYS = ['idempotency', 'on_lost', 'annotations', 'timeout_ms'] as const;
 
 /** The options found in `object` (the entry itself, or one of its `tools:` overrides), `at` naming it in errors. */
 export function readToolOptions(reader: EntryReader, object: JsonObject, at = ''): ToolOptions {
   const options: ToolOptions = {};
-  const { idempotency, annotations, timeout_ms } = object;
+  const { idempotency, on_lost, annotations, timeout_ms } = object;
+  if (on_lost !== undefined) {
+    if (on_lost !== 'rerun' && on_lost !== 'unknown') reader.fail(`${at}on_lost must be rerun or unknown`);
+    options.on_lost = on_lost;
+  }
   if (idempotency !== undefined) {
     if (!isObject(idempotency)) reader.fail(`${at}idempotency must be a mapping`);
     if (idempotency.strategy === 'custom' || idempotency.key !== undefined) {
@@ -52,4 +57,9 @@ export function readToolOverrides(reader: EntryReader): Map<string, ToolOptions>
     overrides.set(name, readToolOptions(reader, value, `tools.${name}.`));
   }
   return overrides;
+}
+
+/** HTTP and OpenAPI tools forward the ledger key as Idempotency-Key, so their upstream deduplicates: a lost run is re-run unless the tools file says otherwise. */
+export function rerunByDefault(options: ToolOptions): ToolOptions {
+  return options.idempotency !== undefined && options.on_lost === undefined ? { ...options, on_lost: 'rerun' } : options;
 }

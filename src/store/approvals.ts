@@ -44,6 +44,12 @@ export interface ApprovalStore {
   complete(id: string, runner: string, json: string): Promise<boolean>;
   /** The binding stops pointing to `id` (a denied or expired outcome was reported): the next identical call asks anew. */
   release(binding: string, id: string): Promise<void>;
+  /**
+   * Ids of approvals whose expiry has passed while pending, at most `limit`, each handed out once
+   * (to one replica's sweep): reading one records its expiry. Every replica sweeps, so an approval
+   * expires on time whichever replica made it.
+   */
+  due(limit: number): Promise<string[]>;
   /** The newest records (JSON), newest first. */
   recent(limit: number): Promise<string[]>;
   /** True the first time `token` is used within `ttlMs` (a sealed MCP request state); false after. */

@@ -27,14 +27,15 @@ export function lapseOutcomes(maxAttempts: number): LapseOutcomes {
   };
 }
 
-/** How a finished run ends the task: cancelled, failed at its deadline, or completed with its result. */
+/** How a finished run ends the task: cancelled, failed at its deadline or on an unknown outcome, or completed with its result. */
 export function outcomeOf(body: object, cancelRequested: boolean): [EndStatus, TaskOutcome] {
   const results = ('results' in body ? body.results : [body]) as { error: TaskError | null }[];
   if (cancelRequested && results.some((r) => r.error?.code === 'cancelled')) {
     return ['cancelled', { error: { code: 'cancelled', detail: 'the task was cancelled before it finished' } }];
   }
-  if (results.every((r) => r.error?.code === 'deadline_exceeded')) {
-    return ['failed', { error: { code: 'deadline_exceeded', detail: results[0]!.error!.detail } }];
+  for (const code of ['deadline_exceeded', 'outcome_unknown']) {
+    // An earlier run was lost and nobody knows how it ended: the task cannot say it completed.
+    if (results.every((r) => r.error?.code === code)) return ['failed', { error: { code, detail: results[0]!.error!.detail } }];
   }
   return ['completed', { result: body }];
 }

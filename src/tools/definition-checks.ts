@@ -10,6 +10,11 @@ export interface NormalizedIdempotency {
   param_keys?: string[];
   ttl_s: number | null;
   scope: 'session' | 'global' | 'key' | 'user';
+  /**
+   * What the next identical call does after a run's lease lapsed without a record (docs/ledger.md):
+   * `rerun`, or `unknown` (answer outcome_unknown until an admin resolves it).
+   */
+  on_lost: 'rerun' | 'unknown';
 }
 
 /** Stops the start naming the source and the tool. */
@@ -30,13 +35,28 @@ export function checkAnnotations(source: string, name: string, annotations: unkn
   return annotations as ToolAnnotations;
 }
 
+/**
+ * `on_lost` as declared, or its default: `rerun` for a tool annotated idempotent, `unknown` for the
+ * rest (HTTP and OpenAPI sources declare `rerun`: their upstream deduplicates by Idempotency-Key).
+ */
+function checkOnLost(source: string, name: string, onLost: unknown, annotations: ToolAnnotations | null): NormalizedIdempotency['on_lost'] {
+  if (onLost === undefined) return annotations?.idempotent === true ? 'rerun' : 'unknown';
+  if (onLost !== 'rerun' && onLost !== 'unknown') fail(source, name, 'on_lost must be rerun or unknown');
+  return onLost;
+}
+
 export function checkIdempotency(
   source: string,
   name: string,
   config: unknown,
   parameters: JsonSchema,
+  onLost?: unknown,
+  annotations: ToolAnnotations | null = null,
 ): { normalized: NormalizedIdempotency | null; keyFunction: IdempotencyConfig['key'] | null } {
-  if (config === undefined) return { normalized: null, keyFunction: null };
+  if (config === undefined) {
+    if (onLost !== undefined) fail(source, name, 'on_lost needs an idempotency strategy: only the ledger loses runs');
+    return { normalized: null, keyFunction: null };
+  }
   if (!isObject(config)) fail(source, name, 'idempotency must be an object');
   const { strategy, param_keys, key, ttl_s, scope = 'session' } = config;
   if (!['auto', 'params', 'custom', 'none'].includes(strategy as string)) {
@@ -64,6 +84,7 @@ export function checkIdempotency(
     strategy: strategy as NormalizedIdempotency['strategy'],
     ttl_s: ttl_s === undefined ? DEFAULT_TTL_S : (ttl_s as number | null),
     scope: scope as NormalizedIdempotency['scope'],
+    on_lost: checkOnLost(source, name, onLost, annotations),
   };
   if (strategy === 'params') normalized.param_keys = [...(param_keys as string[])];
   return { normalized, keyFunction: strategy === 'custom' ? (key as IdempotencyConfig['key']) : null };

@@ -53,6 +53,12 @@ export const explain = {
       `no heartbeat within ${heartbeatMs} ms: aborted as stuck`,
     ];
   },
+  outcomeUnknown(tool: RegisteredTool, lost: { effect_id: string; lost_at: string }): [string, string] {
+    return [
+      `An identical call to tool "${tool.name}" started at ${lost.lost_at} and was lost before its result was recorded, so it may or may not have taken effect. It was not run again. Do not retry: an operator must decide whether it ran (effect ${lost.effect_id}).`,
+      `the ledger lease of effect ${lost.effect_id} lapsed without a record; resolve it with POST /ledger/effects/{key}/resolve`,
+    ];
+  },
   cancelled(tool: RegisteredTool): [string, string] {
     return [`The call to tool "${tool.name}" was cancelled by the caller.`, 'cancelled by the caller'];
   },

@@ -32,6 +32,8 @@ export type ErrorCode =
   | 'approval_denied'
   /** No one decided in time. */
   | 'approval_expired'
+  /** An identical call was lost after it started (docs/ledger.md): nothing runs until an admin resolves it. */
+  | 'outcome_unknown'
   /** A guardrail refuses the arguments or the result (docs/guardrails.md); `detail` names it. */
   | 'guardrail_denied';
 
@@ -60,6 +62,8 @@ export interface InvocationResult {
   content: string;
   replayed: boolean;
   effect_id: string | null;
+  /** Set with `outcome_unknown`: when the lost run started (ISO 8601). */
+  lost_at?: string;
   idempotency_key: string | null;
   tool_hash: string | null;
   duration_ms: number;

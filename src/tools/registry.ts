@@ -225,6 +225,7 @@ export class ToolRegistry implements PluginRegistry {
       result,
       examples,
       idempotency,
+      on_lost,
       annotations,
       timeout_ms,
       heartbeat_ms,
@@ -264,7 +265,8 @@ export class ToolRegistry implements PluginRegistry {
     const validateParams = this.#compile(source, name, 'parameters', served, parametersJson, upstream);
     const validateResult = result === undefined ? null : this.#compile(source, name, 'result', result, resultJson!, upstream);
     const checkedExamples = this.#checkExamples(source, name, examples, validateParams, validateResult);
-    const { normalized, keyFunction } = checkIdempotency(source, name, idempotency, served);
+    const checkedAnnotations = checkAnnotations(source, name, annotations);
+    const { normalized, keyFunction } = checkIdempotency(source, name, idempotency, served, on_lost, checkedAnnotations);
     return {
       name,
       description,
@@ -273,7 +275,7 @@ export class ToolRegistry implements PluginRegistry {
       examples: checkedExamples,
       idempotency: normalized,
       keyFunction,
-      annotations: checkAnnotations(source, name, annotations),
+      annotations: checkedAnnotations,
       timeoutMs: (timeout_ms as number | undefined) ?? null,
       heartbeatMs: (heartbeat_ms as number | undefined) ?? null,
       approval: checkToolApproval(approval, (problem) => fail(source, name, problem)),

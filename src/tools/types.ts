@@ -121,6 +121,12 @@ export interface ToolDefinition<P = Record<string, unknown>, V = unknown> {
   result?: JsonSchema;
   examples?: ToolExample[];
   idempotency?: IdempotencyConfig;
+  /**
+   * After a run's lease lapsed without a record (its process died): `rerun` the next identical call,
+   * or answer `outcome_unknown` until an admin resolves it (docs/ledger.md). Default: `rerun` when
+   * annotated idempotent, else `unknown`.
+   */
+  on_lost?: 'rerun' | 'unknown';
   annotations?: ToolAnnotations;
   timeout_ms?: number;
   /** A handler that goes this long without calling `context.beat()` is aborted as stuck (`deadline_exceeded`). */

@@ -35,7 +35,15 @@ describe('an approval whose replica is killed before the approved call runs (red
       : [];
 
   beforeAll(async () => {
-    writeFileSync(tools, stringify({ policy: [{ tools: ['approved_payment'], action: 'approve' }] }));
+    writeFileSync(
+      tools,
+      stringify({
+        policy: [
+          { tools: ['approved_payment'], action: 'approve' },
+          { tools: ['approved_refund'], action: 'approve', ttl_s: 2 },
+        ],
+      }),
+    );
     writeFileSync(marks, '');
     process.env.APPROVAL_TEST_MARKS = marks;
     const starting = startReplica('toolport replica (to be killed)', { ...env, APPROVAL_TEST_MARKS: marks });
@@ -47,15 +55,22 @@ describe('an approval whose replica is killed before the approved call runs (red
     await Promise.all([b?.close(), d?.close(), stopAll()]);
   });
 
-  it('runs the approved task exactly once on a survivor, and replays it to an identical call', async () => {
+  it('runs the approved task exactly once on a survivor, replays it to an identical call, and expires the other on time', async () => {
     const tag = `pay-${randomUUID()}`;
-    const response = await fetch(`http://127.0.0.1:${doomed.port}/tools/invoke`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', prefer: 'respond-async' },
-      body: JSON.stringify({ name: 'approved_payment', arguments: { tag } }),
-    });
-    expect(response.status).toBe(202);
-    const task = ((await response.json()) as { task_id: string }).task_id;
+    const startTask = async (name: string, arg: string) => {
+      const response = await fetch(`http://127.0.0.1:${doomed.port}/tools/invoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+        body: JSON.stringify({ name, arguments: { tag: arg } }),
+      });
+      expect(response.status).toBe(202);
+      return ((await response.json()) as { task_id: string }).task_id;
+    };
+    const task = await startTask('approved_payment', tag);
+    // An approval nobody decides, made by the replica about to die: it expires on time all the same.
+    const refundTag = `refund-${randomUUID()}`;
+    const refundAsked = Date.now();
+    const refund = await startTask('approved_refund', refundTag);
     const held = await until('the task waits for its approval', async () => {
       const view = (await get(b, `/tasks/${task}`)).body;
       return view.status === 'input_required' ? view : null;
@@ -77,5 +92,14 @@ describe('an approval whose replica is killed before the approved call runs (red
     const replay = await post(d, { name: 'approved_payment', arguments: { tag } });
     expect(replay.body).toMatchObject({ success: true, replayed: true, value: { tag } });
     expect(runsOf(tag)).toHaveLength(1);
+
+    // Nobody read the refund's approval: a survivor's sweep recorded its expiry and resumed its task.
+    const expired = await until('the refund task ends', async () => {
+      const view = (await get(b, `/tasks/${refund}`)).body;
+      return view.status === 'failed' || view.status === 'completed' ? { view, at: Date.now() } : null;
+    });
+    expect(expired.view).toMatchObject({ status: 'completed', result: { success: false, error: { code: 'approval_expired' } } });
+    expect(expired.at - refundAsked).toBeLessThan(2000 + 3000);
+    expect(runsOf(refundTag)).toEqual([]);
   });
 });

@@ -172,6 +172,48 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     expect(after.statusCode).toBe(404);
   });
 
+  it('lists unknown outcomes on the Ledger page and settles them: "it ran" and "it did not run"', async () => {
+    const ledger = app.toolport.store.ledger;
+    const keyOf = (name: string) => `global:place_order:${name}-${Date.now()}`;
+    const [ran, notRan] = [keyOf('ran'), keyOf('not-ran')];
+    for (const key of [ran, notRan]) {
+      const lost = {
+        key,
+        token: 'dead',
+        paramsHash: 'p',
+        leaseMs: 1,
+        strictPayload: false,
+        tool: 'place_order',
+        scope: 'global',
+        onLost: 'unknown' as const,
+        effectId: `e-${key}`,
+        keepS: 60,
+      };
+      await ledger.begin(lost);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await ledger.sweep(10)).toHaveLength(2);
+    const page = await openConsole(keys.admin, 'ledger');
+    await page.waitForFunction((key) => document.body.innerText.includes(key), {}, notRan);
+    page.once('dialog', (dialog) => void dialog.accept());
+    const notRanButton = await page.waitForSelector(`xpath/.//li[code[text()="${notRan}"]]//button[text()="It did not run"]`);
+    await notRanButton!.click();
+    await page.waitForFunction(() => document.body.innerText.includes('Recorded as not run'));
+    await (await page.waitForSelector(`xpath/.//li[code[text()="${ran}"]]//button[text()="It ran"]`))!.click();
+    await page.type(`form[aria-label="It ran: ${ran}"] input`, 'Order placed (checked with the shop)');
+    await page.type(`form[aria-label="It ran: ${ran}"] textarea`, '{"order_id": "o-1"}');
+    await page.click(`form[aria-label="It ran: ${ran}"] button[type="submit"]`);
+    await page.waitForFunction(() => document.body.innerText.includes('Recorded as run'));
+    expect(await ledger.unknown(100)).toEqual([]);
+    expect(await ledger.lookup(ran)).toMatchObject({
+      effect_id: `e-${ran}`,
+      result_message: 'Order placed (checked with the shop)',
+      result_value: { order_id: 'o-1' },
+    });
+    expect(await ledger.lookup(notRan)).toBeNull();
+    await page.close(); // each open page holds live streams, and a browser opens at most six per host
+  });
+
   it('shows a key without admin its own calls without arguments, and no ledger actions', async () => {
     const page = await openConsole(keys.agent, 'calls');
     await page.waitForSelector('.feed-status[data-state="live"]');

@@ -15,7 +15,7 @@ import { http200, startChild, stopAll, waitUntilReady } from '../../support/chil
 import { freePorts } from '../../support/ports.ts';
 import { RedisServer } from '../../support/redis-server.ts';
 import { ok } from '../../src/tools/define.ts';
-import { makeApp, post } from '../helpers/app.ts';
+import { get, makeApp, post } from '../helpers/app.ts';
 import { ledgerRuns, registerLedgerTools, runsOf, started as handlerStarted } from '../helpers/ledger-tools.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -30,16 +30,17 @@ describe('effect ledger across replicas (redis)', () => {
     // This process's own version of the child's tool: quick, and counted.
     const register = (registry: Parameters<typeof registerLedgerTools>[0]) => {
       registerLedgerTools(registry);
-      registry.registerTool({
-        name: 'charge_slowly',
+      const quick = {
         description: 'Charges once; quick in this process.',
         parameters: { type: 'object', properties: { tag: { type: 'string' } }, required: ['tag'] },
         idempotency: { strategy: 'auto', scope: 'global' },
-        handler: (params) => {
+        handler: (params: Record<string, unknown>) => {
           ledgerRuns.set(String(params.tag), runsOf(String(params.tag)) + 1);
           return ok({ where: 'test process' }, 'charged here');
         },
-      });
+      } as const;
+      registry.registerTool({ name: 'charge_slowly', on_lost: 'rerun', ...quick });
+      registry.registerTool({ name: 'charge_unsure', ...quick });
     };
     [one, two] = await Promise.all([makeApp('redis', { env, register }), makeApp('redis', { env, register })]);
   });
@@ -100,7 +101,7 @@ describe('effect ledger across replicas (redis)', () => {
     }
   });
 
-  it('runs the handler again after a replica is killed mid-handler and its lease lapses', async () => {
+  it('after a replica is killed mid-handler: runs a rerun tool again once, and answers outcome_unknown for the others until an admin resolves it', async () => {
     const marks = path.join(mkdtempSync(path.join(tmpdir(), 'ledger-')), 'started');
     const [port] = (await freePorts(1)) as [number];
     const child = startChild('toolport replica', process.execPath, ['--import', 'tsx', 'src/server.ts'], {
@@ -117,32 +118,78 @@ describe('effect ledger across replicas (redis)', () => {
         LEDGER_TEST_MARKS: marks,
       },
     });
-    await waitUntilReady(child, 'GET /readyz → 200', http200(`http://127.0.0.1:${port}/readyz`));
-    const tag = `killed-${randomUUID()}`;
-    const body = JSON.stringify({ name: 'charge_slowly', arguments: { tag } });
-    const inChild = fetch(`http://127.0.0.1:${port}/tools/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).catch(
-      (err: unknown) => err,
+    await waitUntilReady(child, 'GET /readyz → 200', http200(`http://127.0.0.1:${port}/readyz`), 90_000);
+    const id = randomUUID();
+    const calls = { rerun: ['charge_slowly', `rerun-${id}`], ran: ['charge_unsure', `ran-${id}`], notRan: ['charge_unsure', `not-ran-${id}`] } as const;
+    const inChild = Object.values(calls).map(([name, tag]) =>
+      fetch(`http://127.0.0.1:${port}/tools/invoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name, arguments: { tag } }),
+      }).catch((err: unknown) => err),
     );
-    for (let i = 0; i < 100 && !(existsSync(marks) && readFileSync(marks, 'utf8').includes(tag)); i++) await sleep(20);
-    expect(readFileSync(marks, 'utf8')).toContain(tag);
+    const allStarted = () => existsSync(marks) && Object.values(calls).every(([, tag]) => readFileSync(marks, 'utf8').includes(tag));
+    for (let i = 0; i < 250 && !allStarted(); i++) await sleep(20);
+    expect(allStarted()).toBe(true);
 
     // While the child runs it, this instance's identical call waits, and gives up at its deadline.
-    const waiting = await post(one, { name: 'charge_slowly', arguments: { tag } }, { 'x-timeout-ms': '100' });
+    const waiting = await post(one, { name: 'charge_slowly', arguments: { tag: calls.rerun[1] } }, { 'x-timeout-ms': '100' });
     expect(waiting.body.error?.code).toBe('in_progress');
 
     child.proc.kill('SIGKILL');
-    await inChild;
-    const started = Date.now();
-    const retried = await post(one, { name: 'charge_slowly', arguments: { tag } });
+    await Promise.all(inChild);
+    const killedAt = Date.now();
+    // on_lost: rerun — the next identical call runs once, as soon as the lease lapses.
+    const retried = await post(one, { name: 'charge_slowly', arguments: { tag: calls.rerun[1] } });
     expect(retried.body).toMatchObject({ success: true, replayed: false, value: { where: 'test process' } });
-    expect(Date.now() - started).toBeLessThan(5000); // the lease lapsed, long before the 30 s deadline
-    expect(runsOf(tag)).toBe(1);
-    const replayed = await post(two, { name: 'charge_slowly', arguments: { tag } });
-    expect(replayed.body).toMatchObject({ replayed: true, effect_id: retried.body.effect_id });
-  });
-});
+    expect(Date.now() - killedAt).toBeLessThan(5000); // the lease lapsed, long before the 30 s deadline
+    expect(runsOf(calls.rerun[1])).toBe(1);
+    expect((await post(two, { name: 'charge_slowly', arguments: { tag: calls.rerun[1] } })).body).toMatchObject({
+      replayed: true,
+      effect_id: retried.body.effect_id,
+    });
 
-describe('effect ledger with Redis down', () => {
+    // on_lost: unknown (the default) — nothing runs; every identical call says so until resolved.
+    for (const [, tag] of [calls.ran, calls.notRan]) {
+      for (const app of [one, two]) {
+        const lost = await post(app, { name: 'charge_unsure', arguments: { tag } });
+        expect(lost.body).toMatchObject({ success: false, error: { code: 'outcome_unknown' } });
+        expect(lost.body.effect_id).toEqual(expect.any(String));
+        expect(Date.parse(lost.body.lost_at)).toBeLessThan(killedAt);
+      }
+      expect(runsOf(tag)).toBe(0);
+    }
+    const listed = (await get(one, '/ledger/unknown')).body.unknown as { idempotency_key: string; tool_name: string; effect_id: string }[];
+    const mine = listed.filter((entry) => entry.tool_name === 'charge_unsure' && entry.idempotency_key.startsWith('global:charge_unsure:'));
+    expect(mine.length).toBeGreaterThanOrEqual(2);
+    const keyOf = async (tag: string) => (await post(one, { name: 'charge_unsure', arguments: { tag } })).body.idempotency_key as string;
+    const [ranKey, notRanKey] = [await keyOf(calls.ran[1]), await keyOf(calls.notRan[1])];
+    const ranLost = mine.find((entry) => entry.idempotency_key === ranKey)!;
+    expect(ranLost).toBeDefined();
+    // Counted once each, by whichever replica saw the lapse first (its sweep, or a call).
+    const counted = async (app: FastifyInstance) =>
+      Number(/toolport_ledger_unknown_total\{tool="charge_unsure"\} (\d+)/.exec((await get(app, '/metrics')).text)?.[1] ?? 0);
+    expect((await counted(one)) + (await counted(two))).toBe(2);
+
+    // "It ran": the next identical call replays what the admin says it answered, under the lost run's id.
+    const ran = { outcome: 'ran', result: { message: 'charged (confirmed by the provider)', value: { where: 'child' } } };
+    expect((await post(two, ran, {}, `/ledger/effects/${encodeURIComponent(ranKey)}/resolve`)).body).toEqual({ resolved: 'ran' });
+    expect((await post(one, { name: 'charge_unsure', arguments: { tag: calls.ran[1] } })).body).toMatchObject({
+      success: true,
+      replayed: true,
+      effect_id: ranLost.effect_id,
+      value: { where: 'child' },
+    });
+    // "It did not run": the next identical call runs, once.
+    expect((await post(one, { outcome: 'not_ran' }, {}, `/ledger/effects/${encodeURIComponent(notRanKey)}/resolve`)).body).toEqual({ resolved: 'not_ran' });
+    expect((await post(two, { name: 'charge_unsure', arguments: { tag: calls.notRan[1] } })).body).toMatchObject({ success: true, replayed: false });
+    expect((await post(one, { name: 'charge_unsure', arguments: { tag: calls.notRan[1] } })).body).toMatchObject({ success: true, replayed: true });
+    expect(runsOf(calls.notRan[1])).toBe(1);
+    expect(runsOf(calls.ran[1])).toBe(0);
+    // Resolved twice: nothing is unknown under that key any more.
+    expect((await post(one, { outcome: 'not_ran' }, {}, `/ledger/effects/${encodeURIComponent(ranKey)}/resolve`)).status).toBe(404);
+  });
+
   it('answers 503 fast instead of running an effect it cannot record, and recovers', async () => {
     const redis = await RedisServer.start();
     const app = await makeApp('redis', { redisUrl: redis.url, register: registerLedgerTools });

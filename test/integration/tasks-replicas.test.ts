@@ -31,9 +31,9 @@ function registerChildTools(registry: ToolRegistry): void {
     return ok({ where: 'test process' }, 'done here');
   };
   const idempotency = { strategy: 'auto', scope: 'global' } as const;
-  registry.registerTool({ name: 'task_charge', description: 'Charges once; quick here.', parameters, idempotency, handler });
+  registry.registerTool({ name: 'task_charge', description: 'Charges once; quick here.', parameters, idempotency, on_lost: 'rerun', handler });
   registry.registerTool({ name: 'task_once', description: 'No idempotency; quick here.', parameters, handler });
-  registry.registerTool({ name: 'task_crash', description: 'Harmless here.', parameters, idempotency, handler });
+  registry.registerTool({ name: 'task_crash', description: 'Harmless here.', parameters, idempotency, on_lost: 'rerun', handler });
 }
 
 /** A toolport replica in a child process, loading the task fixture plugin; resolves once it is ready. */

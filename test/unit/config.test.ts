@@ -100,9 +100,45 @@ describe('loadConfig', () => {
     ['DEFAULT_TIMEOUT_MS', { DEFAULT_TIMEOUT_MS: '1.5' }],
     ['REDIS_CLUSTER_NODES', { REDIS_CLUSTER_NODES: 'bad' }],
     ['REDIS_CLUSTER_NODES', { REDIS_URL: 'redis://localhost:6379', REDIS_CLUSTER_NODES: 'node-a:7000' }],
+    ['REDIS_SENTINELS', { REDIS_SENTINELS: 'nohost', REDIS_SENTINEL_NAME: 'p' }],
+    ['REDIS_SENTINELS', { REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_NAME: 'p', REDIS_URL: 'redis://x:1' }],
+    ['REDIS_SENTINELS', { REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_NAME: 'p', REDIS_CLUSTER_NODES: 'a:7000' }],
+    ['REDIS_SENTINEL_NAME', { REDIS_SENTINELS: 's:26379' }],
+    ['REDIS_SENTINEL_NAME', { REDIS_SENTINEL_NAME: 'p' }],
+    ['REDIS_SENTINEL_PASSWORD', { REDIS_URL: 'redis://x:1', REDIS_SENTINEL_PASSWORD: 'pw' }],
+    ['REDIS_PASSWORD', { REDIS_URL: 'redis://x:1', REDIS_PASSWORD: 'pw' }],
+    ['REDIS_TLS', { REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_NAME: 'p', REDIS_TLS: 'maybe' }],
+    ['REDIS_REPLICA_ACKS', { REDIS_REPLICA_ACKS: 'some' }],
+    ['REDIS_ACK_TIMEOUT_MS', { REDIS_ACK_TIMEOUT_MS: '0' }],
   ] as const)('refuses a bad %s with a ConfigError naming it (%j)', (variable, env) => {
     const error = configErrorOf(env);
     expect(error.message).toContain(variable);
+  });
+
+  it('reads a Sentinel setup with its passwords, TLS and replica acknowledgements', () => {
+    const config = loadConfig({
+      REDIS_SENTINELS: 's1:26379,s2:26380',
+      REDIS_SENTINEL_NAME: 'primary',
+      REDIS_PASSWORD: 'pw',
+      REDIS_SENTINEL_PASSWORD: 'spw',
+      REDIS_TLS: 'true',
+      REDIS_REPLICA_ACKS: '2',
+      REDIS_ACK_TIMEOUT_MS: '250',
+    });
+    expect(config).toMatchObject({
+      redisSentinels: [
+        { host: 's1', port: 26379 },
+        { host: 's2', port: 26380 },
+      ],
+      redisSentinelName: 'primary',
+      redisPassword: 'pw',
+      redisSentinelPassword: 'spw',
+      redisTls: true,
+      redisReplicaAcks: 2,
+      redisAckTimeoutMs: 250,
+      redisUrl: null,
+    });
+    expect(loadConfig({})).toMatchObject({ redisSentinels: null, redisReplicaAcks: 'auto', redisAckTimeoutMs: 500, redisTls: false });
   });
 
   it('names both variables when REDIS_URL and REDIS_CLUSTER_NODES are set together', () => {

@@ -12,6 +12,7 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
  */
 const FLOORS: readonly (readonly string[])[] = [
   ['errors.ts'],
+  ['env.ts'],
   ['config.ts', 'json.ts', 'lazy-logger.ts', 'metrics.ts', 'schemas.ts', 'tracing/', 'client/'],
   ['store/', 'callers/'],
   ['tools/'],

@@ -99,6 +99,22 @@ describe('TOOLS_FILE', () => {
     expect(await startFailure(custom)).toMatch(/custom\.yaml: http\[0\] "a": idempotency.strategy "custom" needs a key function/);
   });
 
+  it('reads on_lost: rerun by default for an HTTP tool with a ledger strategy, unknown when declared, and refuses other values', async () => {
+    const tool = (name: string, extra: string) =>
+      `  - {name: ${name}, description: d, parameters: {type: object}, endpoint: {url: "http://127.0.0.1:9/y"}, idempotency: {strategy: auto}${extra}}\n`;
+    const file = await fileWith('lost.yaml', `http:\n${tool('pay_default', '')}${tool('pay_unknown', ', on_lost: unknown')}`);
+    const registry = new ToolRegistry();
+    const sources = await loadToolSources({ registry, file, log: silent, env: {}, ...(await sourceDeps(registry)) });
+    try {
+      expect(registry.get('pay_default')?.idempotency?.on_lost).toBe('rerun');
+      expect(registry.get('pay_unknown')?.idempotency?.on_lost).toBe('unknown');
+    } finally {
+      await sources.close();
+    }
+    const bad = await fileWith('lost-bad.yaml', `http:\n${tool('a', ', on_lost: sometimes')}`);
+    expect(await startFailure(bad)).toMatch(/lost-bad\.yaml: http\[0\] "a": on_lost must be rerun or unknown/);
+  });
+
   it('stops the start on a bad breaker or limit, and on HTTP tools of one origin that set different limits', async () => {
     const tool = (name: string, limits: string) =>
       `  - {name: ${name}, description: d, parameters: {type: object}, endpoint: {url: "http://x:81/${name}"}${limits === '' ? '' : `, ${limits}`}}\n`;

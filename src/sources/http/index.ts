@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici';
 import { callEnd } from '../../tools/context.ts';
 import type { ToolContext } from '../../tools/types.ts';
 import { EntryReader, type RawEntry } from '../entry.ts';
-import { readToolOptions } from '../tool-options.ts';
+import { readToolOptions, rerunByDefault } from '../tool-options.ts';
 import type { SourceContext } from '../types.ts';
 import { resultOfAnswer } from '../upstream/answer.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES, UpstreamClient, type UpstreamRequest } from '../upstream/client.ts';
@@ -26,6 +26,7 @@ const ENTRY_KEYS = [
   'result',
   'examples',
   'idempotency',
+  'on_lost',
   'annotations',
   'timeout_ms',
   'endpoint',
@@ -138,7 +139,7 @@ export async function registerHttpTools(entries: readonly RawEntry[], context: S
         parameters: raw.parameters as Record<string, unknown>,
         ...(raw.result !== undefined && { result: raw.result as Record<string, unknown> }),
         ...(raw.examples !== undefined && { examples: raw.examples as never }),
-        ...readToolOptions(reader, raw),
+        ...rerunByDefault(readToolOptions(reader, raw)),
         ...(uses.length > 0 && { credentials: uses }),
         handler: (params, toolContext) => guard.run(toolContext, () => forward(client, tool, params, toolContext)),
       }),

@@ -31,7 +31,7 @@ export interface McpSourceConfig {
   guard: GuardSettings;
 }
 
-const KEYS = ['source', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'pin', 'idempotency', 'timeout_ms', 'tools', 'auth', ...GUARD_KEYS];
+const KEYS = ['source', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'pin', 'idempotency', 'on_lost', 'timeout_ms', 'tools', 'auth', ...GUARD_KEYS];
 
 export function readMcpEntry(entry: RawEntry, file: ToolsFile, credentials: CredentialDefinitions = new Map()): McpSourceConfig {
   const reader = new EntryReader(file.path, entry, KEYS);
@@ -66,7 +66,7 @@ export function readMcpEntry(entry: RawEntry, file: ToolsFile, credentials: Cred
     const { fixed, use } = credentialHeaders(configured, auth);
     server = { kind: 'http', url, headers: fixed, credentials: use, uses };
   }
-  const defaults = readToolOptions(reader, { idempotency: reader.raw.idempotency, timeout_ms: reader.raw.timeout_ms });
+  const defaults = readToolOptions(reader, { idempotency: reader.raw.idempotency, on_lost: reader.raw.on_lost, timeout_ms: reader.raw.timeout_ms });
   return {
     source,
     label: `TOOLS_FILE ${file.path}: ${reader.where}`,

@@ -50,6 +50,7 @@ export function upstreamDefinition(tool: Tool, config: McpSourceConfig): Upstrea
     ...(tool.outputSchema !== undefined && { result: ownSchema(tool.outputSchema) }),
     ...(Object.keys(annotations).length > 0 && { annotations }),
     ...(override.idempotency !== undefined && { idempotency: override.idempotency }),
+    ...(override.on_lost !== undefined && override.idempotency !== undefined && { on_lost: override.on_lost }),
     ...(override.timeout_ms !== undefined && { timeout_ms: override.timeout_ms }),
   };
 }

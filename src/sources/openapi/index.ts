@@ -9,7 +9,7 @@ import type { ToolContext } from '../../tools/types.ts';
 import { EntryReader, type RawEntry } from '../entry.ts';
 import { lowerCased } from '../http/index.ts';
 import { toolNameFor } from '../names.ts';
-import { readToolOptions, readToolOverrides } from '../tool-options.ts';
+import { readToolOptions, readToolOverrides, rerunByDefault } from '../tool-options.ts';
 import type { SourceContext } from '../types.ts';
 import { resultOfAnswer } from '../upstream/answer.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES, type UpstreamClient } from '../upstream/client.ts';
@@ -25,7 +25,7 @@ import { operationsOf, type Operation } from './operations.ts';
 import { buildRequest } from './request.ts';
 import { SchemaCompileError } from '../../errors.ts';
 
-const ENTRY_KEYS = ['source', 'spec', 'base_url', 'include', 'headers', 'idempotency', 'timeout_ms', 'tools', 'max_response_bytes', 'auth', ...GUARD_KEYS];
+const ENTRY_KEYS = ['source', 'spec', 'base_url', 'include', 'headers', 'idempotency', 'on_lost', 'timeout_ms', 'tools', 'max_response_bytes', 'auth', ...GUARD_KEYS];
 const MAX_NAMES_SHOWN = 30;
 
 interface Target {
@@ -114,8 +114,7 @@ async function registerSource(entry: RawEntry, context: SourceContext, client: U
       description: operation.description,
       parameters: operation.parameters,
       ...(operation.result !== undefined && { result: operation.result }),
-      ...defaults,
-      ...overrides.get(operation.upstreamName),
+      ...rerunByDefault({ ...defaults, ...overrides.get(operation.upstreamName) }),
       handler: (params: Record<string, unknown>, toolContext: ToolContext) =>
         guard.run(toolContext, () => forward(client, target, toolName, operation, params, toolContext)),
     };

@@ -23,12 +23,28 @@ export class MemoryApprovals implements ApprovalStore {
     return liveEntry(this.#records, id, (entry) => entry.keepUntil);
   }
 
+  /** Pending approvals not yet handed to the sweep: id → expiry. */
+  readonly #deadlines = new Map<string, number>();
+
+  async due(limit: number): Promise<string[]> {
+    const now = Date.now();
+    const ids: string[] = [];
+    for (const [id, at] of this.#deadlines) {
+      if (ids.length >= limit) break;
+      if (at > now) continue;
+      this.#deadlines.delete(id);
+      ids.push(id);
+    }
+    return ids;
+  }
+
   async open(binding: string, fresh: NewApproval): Promise<{ json: string; created: boolean }> {
     const bound = this.#bindings.get(binding);
     const existing = bound === undefined ? undefined : this.#live(bound.id);
     if (existing !== undefined) return { json: existing.json, created: false };
     const now = Date.now();
     const keepUntil = now + fresh.keepMs;
+    this.#deadlines.set(fresh.id, fresh.expiresAt);
     this.#records.set(fresh.id, {
       id: fresh.id,
       json: fresh.json,

@@ -1,12 +1,34 @@
 /** The in-memory ledger (one process): expiry checked on access, plus prune() for the store's sweeper. */
-import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../ledger.ts';
+import {
+  resolvedEffect,
+  type BeginOutcome,
+  type BeginRequest,
+  type EffectLedger,
+  type EntryLabels,
+  type OnLost,
+  type Resolution,
+  type ToolEffect,
+  type UnknownEffect,
+} from '../ledger.ts';
 
 interface Entry {
   token: string;
   labels: EntryLabels;
   effect: ToolEffect | null;
-  /** Epoch ms: the lease's end, or the record's (Infinity = never). */
+  /** Epoch ms: the entry's end — a `rerun` lease's, an `unknown` lease's keep, or the record's (Infinity = never). */
   expiresAt: number;
+  /** A lease: when it lapses (epoch ms). */
+  until: number;
+  onLost: OnLost;
+  effectId: string;
+  started: number;
+  /** A lease of an `unknown` tool that lapsed without a record. */
+  unknown: boolean;
+}
+
+function unknownOf(key: string, entry: Entry): UnknownEffect {
+  const { tool, scope } = entry.labels;
+  return { idempotency_key: key, tool_name: tool, scope, effect_id: entry.effectId, lost_at: new Date(entry.started).toISOString() };
 }
 
 export class MemoryLedger implements EffectLedger {
@@ -32,18 +54,68 @@ export class MemoryLedger implements EffectLedger {
 
   async begin(request: BeginRequest): Promise<BeginOutcome> {
     const now = Date.now();
-    const entry = this.#live(request.key, now);
+    let entry = this.#live(request.key, now);
+    if (entry !== undefined && request.strictPayload && entry.labels.paramsHash !== request.paramsHash) return { kind: 'mismatch' };
+    if (entry?.effect) return { kind: 'replay', effect: entry.effect };
+    if (entry?.unknown) return { kind: 'unknown', lost: unknownOf(request.key, entry), fresh: false };
+    if (entry !== undefined && entry.token !== request.token) {
+      if (entry.until > now) return { kind: 'in_progress', leaseLeftMs: entry.until - now };
+      if (entry.onLost === 'unknown') return { kind: 'unknown', lost: this.#lapse(request.key, entry), fresh: true };
+      this.#remove(request.key, entry);
+      entry = undefined;
+    }
     if (entry === undefined) {
-      this.#entries.set(request.key, { token: request.token, labels: request, effect: null, expiresAt: now + request.leaseMs });
-      return { kind: 'run', token: request.token };
+      const labels = { tool: request.tool, scope: request.scope, paramsHash: request.paramsHash };
+      const fields = { token: request.token, labels, effect: null, onLost: request.onLost ?? 'rerun', effectId: request.effectId ?? '', started: now };
+      entry = { ...fields, expiresAt: 0, until: 0, unknown: false };
+      this.#entries.set(request.key, entry);
     }
-    if (request.strictPayload && entry.labels.paramsHash !== request.paramsHash) return { kind: 'mismatch' };
-    if (entry.effect !== null) return { kind: 'replay', effect: entry.effect };
-    if (entry.token === request.token) {
-      entry.expiresAt = now + request.leaseMs;
-      return { kind: 'run', token: request.token };
+    this.#hold(entry, request.leaseMs, request.keepS, now);
+    return { kind: 'run', token: request.token };
+  }
+
+  #hold(entry: Entry, leaseMs: number, keepS: number | null | undefined, now = Date.now()): void {
+    entry.until = now + leaseMs;
+    if (entry.onLost === 'rerun') entry.expiresAt = entry.until;
+    else if (keepS !== undefined) entry.expiresAt = keepS === null ? Infinity : now + Math.max(keepS * 1000, leaseMs);
+  }
+
+  /** The lapsed lease becomes an unknown outcome (listed by unknown()). */
+  #lapse(key: string, entry: Entry): UnknownEffect {
+    entry.unknown = true;
+    return unknownOf(key, entry);
+  }
+
+  async resolve(key: string, resolution: Resolution): Promise<boolean> {
+    const now = Date.now();
+    const entry = this.#live(key, now);
+    if (entry === undefined || entry.effect !== null || !(entry.unknown || (entry.onLost === 'unknown' && entry.until <= now))) return false;
+    if (resolution.outcome === 'not_ran') {
+      this.#remove(key, entry);
+      return true;
     }
-    return { kind: 'in_progress', leaseLeftMs: entry.expiresAt - now };
+    entry.unknown = false;
+    entry.token = '';
+    const lost = { effectId: entry.effectId, tool: entry.labels.tool, paramsHash: entry.labels.paramsHash };
+    const { effect, ttlS } = resolvedEffect(key, lost, resolution.result, resolution.toolInfo);
+    return this.complete(entry.labels, '', effect, ttlS);
+  }
+
+  async unknown(limit: number): Promise<UnknownEffect[]> {
+    const found: UnknownEffect[] = [];
+    for (const [key, entry] of this.#entries) if (entry.unknown && this.#live(key) !== undefined) found.push(unknownOf(key, entry));
+    return found.sort((a, b) => a.lost_at.localeCompare(b.lost_at)).slice(0, limit);
+  }
+
+  async sweep(limit: number): Promise<UnknownEffect[]> {
+    const now = Date.now();
+    const turned: UnknownEffect[] = [];
+    for (const [key, entry] of this.#entries) {
+      if (turned.length >= limit) break;
+      if (entry.effect === null && !entry.unknown && entry.onLost === 'unknown' && entry.until <= now && entry.expiresAt > now)
+        turned.push(this.#lapse(key, entry));
+    }
+    return turned;
   }
 
   async complete(labels: EntryLabels, token: string, effect: ToolEffect, ttlS: number | null): Promise<boolean> {
@@ -51,9 +123,10 @@ export class MemoryLedger implements EffectLedger {
     if (entry !== undefined && entry.token !== token) return false;
     // A lease that lapsed with nobody taking the key over is recorded all the same (as in Redis).
     if (entry === undefined) {
-      entry = { token, labels, effect: null, expiresAt: 0 };
+      entry = { token, labels, effect: null, expiresAt: 0, until: 0, onLost: 'rerun', effectId: effect.effect_id, started: 0, unknown: false };
       this.#entries.set(effect.idempotency_key, entry);
     }
+    entry.unknown = false;
     entry.labels = labels;
     entry.effect = effect;
     entry.expiresAt = ttlS === null ? Infinity : Date.now() + ttlS * 1000;
@@ -65,13 +138,13 @@ export class MemoryLedger implements EffectLedger {
 
   async abort(key: string, token: string): Promise<void> {
     const entry = this.#live(key);
-    if (entry !== undefined && entry.effect === null && entry.token === token) this.#remove(key, entry);
+    if (entry !== undefined && entry.effect === null && !entry.unknown && entry.token === token) this.#remove(key, entry);
   }
 
   async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
     const entry = this.#live(key);
-    if (entry === undefined || entry.effect !== null || entry.token !== token) return false;
-    entry.expiresAt = Date.now() + leaseMs;
+    if (entry === undefined || entry.effect !== null || entry.unknown || entry.token !== token) return false;
+    this.#hold(entry, leaseMs, undefined);
     return true;
   }
 

@@ -7,11 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import type { ApprovalStatus, ApprovalStore, ExpiryGuard, MoveOutcome, NewApproval } from '../approvals.ts';
 import type { CommandGuard } from './ledger.ts';
+import type { DurableGuard } from './durable.ts';
 import { defineScripts, type RedisClient } from './scripts.ts';
 
 /** Command → number of keys. */
 const SCRIPTS = {
-  approvalOpen: 4,
+  approvalOpen: 5,
   approvalMove: 1,
   approvalClaim: 1,
   approvalComplete: 1,
@@ -20,7 +21,7 @@ const SCRIPTS = {
 
 type Arg = string | number;
 type ApprovalClient = RedisClient & {
-  approvalOpen(binding: string, index: string, bound: string, fresh: string, ...args: Arg[]): Promise<[number, string?]>;
+  approvalOpen(binding: string, index: string, bound: string, fresh: string, deadlines: string, ...args: Arg[]): Promise<[number, string?]>;
   approvalMove(record: string, ...args: Arg[]): Promise<MoveOutcome>;
   approvalClaim(record: string, ...args: Arg[]): Promise<number>;
   approvalComplete(record: string, ...args: Arg[]): Promise<number>;
@@ -31,12 +32,15 @@ export class RedisApprovals implements ApprovalStore {
   readonly #client: ApprovalClient;
   readonly #prefix: string;
   readonly #run: CommandGuard;
+  readonly #durable: DurableGuard;
 
-  constructor(client: RedisClient, keyPrefix: string, guard: CommandGuard) {
+  /** `durable` runs the writes a decision rests on, acknowledged by replicas. */
+  constructor(client: RedisClient, keyPrefix: string, guard: CommandGuard, durable?: DurableGuard) {
     defineScripts(client, SCRIPTS);
     this.#client = client as ApprovalClient;
     this.#prefix = `${keyPrefix}{approvals}:`;
     this.#run = guard;
+    this.#durable = durable ?? ((command) => guard(() => command(client as never)));
   }
 
   #record(id: string): string {
@@ -49,7 +53,7 @@ export class RedisApprovals implements ApprovalStore {
       const bound = await this.#run(() => this.#client.get(bindingKey));
       const args = [bound ?? '', fresh.id, fresh.json, fresh.expiresAt, fresh.keepMs];
       const [created, json] = await this.#run(() =>
-        this.#client.approvalOpen(bindingKey, `${this.#prefix}index`, this.#record(bound ?? fresh.id), this.#record(fresh.id), ...args),
+        this.#client.approvalOpen(bindingKey, `${this.#prefix}index`, this.#record(bound ?? fresh.id), this.#record(fresh.id), this.#deadlines, ...args),
       );
       if (created !== -1) return { json: json!, created: created === 1 };
     }
@@ -61,7 +65,7 @@ export class RedisApprovals implements ApprovalStore {
   }
 
   move(id: string, from: ApprovalStatus, to: ApprovalStatus, json: string, guard: ExpiryGuard): Promise<MoveOutcome> {
-    return this.#run(() => this.#client.approvalMove(this.#record(id), from, to, json, guard));
+    return this.#durable((client: ApprovalClient) => client.approvalMove(this.#record(id), from, to, json, guard));
   }
 
   async claim(id: string, runner: string, leaseMs: number): Promise<boolean> {
@@ -74,6 +78,18 @@ export class RedisApprovals implements ApprovalStore {
 
   async release(binding: string, id: string): Promise<void> {
     await this.#run(() => this.#client.approvalRelease(`${this.#prefix}b:${binding}`, id));
+  }
+
+  get #deadlines(): string {
+    return `${this.#prefix}deadlines`;
+  }
+
+  async due(limit: number): Promise<string[]> {
+    const ids = await this.#run(() => this.#client.zrangebyscore(this.#deadlines, '-inf', Date.now(), 'LIMIT', 0, limit));
+    if (ids.length === 0) return [];
+    // ZREM answers per id whether this replica took it: another sweeping at once gets the others.
+    const taken = await this.#run(() => Promise.all(ids.map((id) => this.#client.zrem(this.#deadlines, id))));
+    return ids.filter((_, i) => taken[i] === 1);
   }
 
   async recent(limit: number): Promise<string[]> {

@@ -27,6 +27,14 @@ export function luaScript(file: string): string {
   return text;
 }
 
+/** The scripts registered on each connection, so a second connection can be given the same. */
+const defined = new WeakMap<RedisClient, Record<string, ScriptSpec>>();
+
+/** Registers on `to` every script registered on `from` so far. */
+export function copyScripts(from: RedisClient, to: RedisClient): void {
+  defineScripts(to, defined.get(from) ?? {});
+}
+
 /**
  * A command's script: its number of keys (null: the caller passes the count first, for scripts that
  * take any number of keys), and the file when it is not the command's own name.
@@ -35,6 +43,8 @@ export type ScriptSpec = number | null | { readonly keys: number; readonly file:
 
 /** Registers each command on the connection; a command named `x` runs lua/x.lua unless its spec names another file. */
 export function defineScripts(client: RedisClient, scripts: Readonly<Record<string, ScriptSpec>>): void {
+  const kept = defined.get(client) ?? {};
+  defined.set(client, Object.assign(kept, scripts));
   for (const [name, spec] of Object.entries(scripts)) {
     if (spec === null) client.defineCommand(name, { lua: luaScript(name) });
     else if (typeof spec === 'number') client.defineCommand(name, { numberOfKeys: spec, lua: luaScript(name) });

@@ -1,8 +1,11 @@
 /**
  * The Redis store. Fails fast instead of hanging (TRAPS.md): no offline queue, a 1 s command
- * timeout, no blind re-send after a reconnect, and reconnection in the background forever.
+ * timeout, no blind re-send after a reconnect, and reconnection in the background forever
+ * (connect.ts); the writes guarantees rest on wait for replicas (durable.ts).
  */
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import { connect, failureText, type RedisTarget } from './connect.ts';
+import { DurableWriter, type DurableGuard } from './durable.ts';
 import type { Logger } from 'pino';
 import { RedisCallLog } from './calls.ts';
 import { connectionReady } from './ready.ts';
@@ -29,7 +32,7 @@ import {
 } from '../types.ts';
 import { StoreUnavailable } from '../../errors.ts';
 
-export const COMMAND_TIMEOUT_MS = 1000;
+export { COMMAND_TIMEOUT_MS, type RedisTarget } from './connect.ts';
 const READY_WAIT_MS = 2000;
 
 type Client = (Redis | Cluster) & {
@@ -40,27 +43,23 @@ type Client = (Redis | Cluster) & {
   pinDefinition(current: string, pending: string, mode: 'see' | 'accept', name: string, hash: string): Promise<[string, string | null]>;
 };
 
-const CLIENT_OPTIONS: RedisOptions = {
-  enableOfflineQueue: false,
-  commandTimeout: COMMAND_TIMEOUT_MS,
-  connectTimeout: COMMAND_TIMEOUT_MS,
-  maxRetriesPerRequest: 0,
-  autoResendUnfulfilledCommands: false,
-  retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
-};
-
-export interface RedisTarget {
-  url?: string | null;
-  clusterNodes?: readonly { host: string; port: number }[] | null;
-  /** ioredis enableAutoPipelining: the commands of one event-loop turn go out in one write. */
-  autoPipelining?: boolean;
-}
-
-/** Chosen when REDIS_URL or REDIS_CLUSTER_NODES is set. */
+/** Chosen when REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS is set. */
 export const redisBackend: StoreBackend = {
-  selected: (config) => config.redisUrl !== null || config.redisClusterNodes !== null,
+  selected: (config) => config.redisUrl !== null || config.redisClusterNodes !== null || config.redisSentinels !== null,
   async open(config, options, log) {
-    const store = new RedisStore({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, autoPipelining: config.redisAutoPipelining }, options, log);
+    const target: RedisTarget = {
+      url: config.redisUrl,
+      clusterNodes: config.redisClusterNodes,
+      sentinels: config.redisSentinels,
+      sentinelName: config.redisSentinelName,
+      password: config.redisPassword,
+      sentinelPassword: config.redisSentinelPassword,
+      tls: config.redisTls,
+      autoPipelining: config.redisAutoPipelining,
+      replicaAcks: config.redisReplicaAcks,
+      ackTimeoutMs: config.redisAckTimeoutMs,
+    };
+    const store = new RedisStore(target, options, log);
     if (!(await store.waitUntilReady())) log.error('redis is not reachable yet: /readyz answers 503 and store-backed calls 503 until it is');
     return store;
   },
@@ -79,6 +78,7 @@ export class RedisStore implements Store {
   readonly approvals: RedisApprovals;
   readonly rateCounter: RedisRateCounter;
   readonly mcpClients: RedisMcpClients;
+  readonly #durable: DurableWriter;
   readonly audit: RedisAuditLog;
   /** Whether an outage is under way: it is logged once when it starts and once when it ends. */
   #down = false;
@@ -86,30 +86,35 @@ export class RedisStore implements Store {
   constructor(target: RedisTarget, options: StoreOptions, log: Logger) {
     this.#options = options;
     this.#log = log;
-    const pipelining = { enableAutoPipelining: target.autoPipelining ?? false };
-    const client = target.clusterNodes
-      ? new Cluster([...target.clusterNodes], { enableOfflineQueue: false, redisOptions: CLIENT_OPTIONS, ...pipelining })
-      : new Redis(target.url ?? 'redis://127.0.0.1:6379', { ...CLIENT_OPTIONS, ...pipelining });
+    const client = connect(target);
     defineScripts(client, { commitSession: 4, readSession: 2, sessionEvents: 2, recordDefinitions: null, pinDefinition: 2 });
     client.on('error', (err: Error) => this.#noteError(err));
     client.on('ready', () => this.#noteRecovery());
     this.#client = client as Client;
-    this.ledger = new RedisLedger(client, options.keyPrefix, (command) => this.#run(command));
-    this.tasks = new RedisTaskStore(client, options.keyPrefix, (command) => this.#run(command), log);
+    const durable: DurableGuard = (command) => this.#durable.write(command, (run) => this.#run(run));
+    this.ledger = new RedisLedger(client, options.keyPrefix, (command) => this.#run(command), { durable });
+    this.tasks = new RedisTaskStore(client, options.keyPrefix, (command) => this.#run(command), log, durable);
     this.calls = new RedisCallLog(client, options.keyPrefix, options.recentCalls ?? RECENT_CALLS, log);
     this.results = new RedisResults(client, options.keyPrefix, (command) => this.#run(command));
     this.credentials = new RedisCredentials(client, options.keyPrefix, (command) => this.#run(command));
-    this.approvals = new RedisApprovals(client, options.keyPrefix, (command) => this.#run(command));
+    this.approvals = new RedisApprovals(client, options.keyPrefix, (command) => this.#run(command), durable);
     this.rateCounter = new RedisRateCounter(client, options.keyPrefix);
     this.mcpClients = new RedisMcpClients(client, options.keyPrefix, (command) => this.#run(command));
     // The audit log writes beside the call feed, on its connection: a stalled batch never holds up a call's commands.
     this.audit = new RedisAuditLog(this.calls.connection, options.keyPrefix, options.auditTtlMs ?? AUDIT_TTL_MS, (command) => this.calls.run(command));
+    // Last: it is given every script defined above.
+    this.#durable = new DurableWriter(client, target.replicaAcks ?? 'auto', target.ackTimeoutMs ?? 500, log);
+  }
+
+  /** Replicas a guarantee's write waits for now (0: none). */
+  get replicaAcks(): number {
+    return this.#durable.needed;
   }
 
   /** Waits a little for the first connection so the first requests do not see a cold store. */
   async waitUntilReady(timeoutMs = READY_WAIT_MS): Promise<boolean> {
-    const [store, calls] = await Promise.all([connectionReady(this.#client, timeoutMs), this.calls.waitUntilReady(timeoutMs)]);
-    return store && calls;
+    const ready = await Promise.all([connectionReady(this.#client, timeoutMs), this.calls.waitUntilReady(timeoutMs), this.#durable.waitUntilReady(timeoutMs)]);
+    return ready.every(Boolean);
   }
 
   /** One line per outage, without a stack: the requests it fails answer 503 and log nothing more. */
@@ -136,9 +141,8 @@ export class RedisStore implements Store {
       if (this.#down) this.#noteRecovery(); // a pause (SIGSTOP) ends without a reconnect
       return result;
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      this.#noteError(err instanceof Error ? err : new Error(message));
-      throw new StoreUnavailable(`redis did not answer: ${message}`);
+      this.#noteError(err instanceof Error ? err : new Error(String(err)));
+      throw new StoreUnavailable(failureText(err));
     }
   }
 
@@ -168,7 +172,12 @@ export class RedisStore implements Store {
     const args: (string | number)[] = [this.#options.sessionTtlS * 1000, this.#options.sessionMaxEvents, commit.event, commit.reads.size];
     for (const [key, version] of commit.reads) args.push(key, String(version));
     for (const [key, value] of commit.writes) args.push(value === null ? 'd' : 's', key, value ?? '');
-    return (await this.#run(() => this.#client.commitSession(...this.#sessionKeys(sessionId), ...args))) === 1;
+    return (
+      (await this.#durable.write(
+        (c: Client) => c.commitSession(...this.#sessionKeys(sessionId), ...args),
+        (run) => this.#run(run),
+      )) === 1
+    );
   }
 
   async sessionEvents(sessionId: string, after: number | 'newest', limit: number): Promise<EventPage> {
@@ -231,6 +240,7 @@ export class RedisStore implements Store {
   async close(): Promise<void> {
     await this.tasks.close();
     await this.calls.close();
+    this.#durable.close();
     this.#client.disconnect();
   }
 }

@@ -9,6 +9,7 @@
 import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CommandGuard } from './ledger.ts';
+import type { DurableGuard } from './durable.ts';
 import { defineScripts, type RedisClient } from './scripts.ts';
 import type {
   ClaimedTask,
@@ -68,13 +69,15 @@ export class RedisTaskStore implements TaskStore {
   readonly #signals: string;
   readonly #run: CommandGuard;
   readonly #log: Logger;
+  readonly #durable: DurableGuard;
   #reader: Redis | Cluster | null = null;
   #listening: Promise<void> | null = null;
   readonly #listeners: ((signal: TaskSignal, id: string) => void)[] = [];
 
   /** `guard` runs a command, turning connection failures into the store's own error (503 at the edge). */
-  constructor(client: RedisClient, keyPrefix: string, guard: CommandGuard, log: Logger) {
+  constructor(client: RedisClient, keyPrefix: string, guard: CommandGuard, log: Logger, durable?: DurableGuard) {
     defineScripts(client, SCRIPTS);
+    this.#durable = durable ?? ((command) => guard(() => command(client as never)));
     this.#client = client as TaskClient;
     this.#prefix = `${keyPrefix}{tasks}:`;
     this.#signals = `${this.#prefix}signals`;
@@ -104,8 +107,8 @@ export class RedisTaskStore implements TaskStore {
 
   async create(task: NewTask): Promise<void> {
     const keys = [this.#task(task.id), this.#leases, this.#index({ owner: task.owner }), this.#index('all'), this.#queue, this.#signals] as const;
-    await this.#run(() =>
-      this.#client.taskCreate(
+    await this.#durable((client: TaskClient) =>
+      client.taskCreate(
         ...keys,
         task.id,
         task.owner ?? '',
@@ -134,7 +137,7 @@ export class RedisTaskStore implements TaskStore {
   }
 
   async finish(id: string, runner: string, status: EndStatus, outcome: string, ttlMs: number): Promise<boolean> {
-    return (await this.#run(() => this.#client.taskFinish(...this.#endKeys(id), id, runner, status, outcome, ttlMs))) === 1;
+    return (await this.#durable((client: TaskClient) => client.taskFinish(...this.#endKeys(id), id, runner, status, outcome, ttlMs))) === 1;
   }
 
   async requestCancel(id: string, outcome: string, ttlMs: number): Promise<boolean> {
@@ -155,7 +158,7 @@ export class RedisTaskStore implements TaskStore {
   }
 
   async claim(runner: string, leaseMs: number): Promise<ClaimedTask | null> {
-    const claimed = await this.#run(() => this.#client.taskClaim(this.#queue, this.#leases, runner, leaseMs, this.#task('')));
+    const claimed = await this.#durable((client: TaskClient) => client.taskClaim(this.#queue, this.#leases, runner, leaseMs, this.#task('')));
     return claimed === null ? null : { id: claimed[0], job: claimed[1] };
   }
 
