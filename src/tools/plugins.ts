@@ -5,6 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolvePackageEntry } from './package-entry.ts';
 import { type ToolRegistry } from './registry.ts';
 import type { ToolDefinition } from './types.ts';
+import { isEntryDefinition } from './entry-definitions.ts';
 import { PluginLoadError, ToolDefinitionError } from '../errors.ts';
 
 /**
@@ -74,8 +75,10 @@ export async function loadPlugin(registry: ToolRegistry, entry: string, cwd = pr
   if (exported === undefined || exported === null || typeof exported !== 'object') {
     throw new PluginLoadError(`plugin ${entry} must export by default a tool definition, an array of them, or a function`);
   }
-  const definitions = (Array.isArray(exported) ? exported : [exported]) as ToolDefinition[];
-  await registry.withSource(entry, () => definitions.forEach((d) => registry.registerTool(d)));
+  const definitions = (Array.isArray(exported) ? exported : [exported]) as unknown[];
+  await registry.withSource(entry, () =>
+    definitions.forEach((d) => (isEntryDefinition(d) ? registry.registerEntry(d) : registry.registerTool(d as ToolDefinition))),
+  );
 }
 
 export async function loadPlugins(registry: ToolRegistry, entries: readonly string[], cwd = process.cwd()): Promise<void> {

@@ -1,6 +1,7 @@
 /** The public shapes of a tool: what a plugin defines and what a handler sees and returns. */
 import type { Logger } from 'pino';
 import type { UserIdentity } from '../callers/keys.ts';
+import type { EntryDefinition } from './entry-definitions.ts';
 
 export type { UserIdentity };
 
@@ -138,6 +139,8 @@ export interface ToolDefinition<P = Record<string, unknown>, V = unknown> {
 export interface PluginRegistry {
   registerTool(definition: ToolDefinition): void;
   registerResource(key: string, value: unknown): void;
+  /** An MCP resource, resource template or prompt (defineResource, defineResourceTemplate, definePrompt). */
+  registerEntry(definition: EntryDefinition): void;
 }
 
-export type PluginExport = ToolDefinition | ToolDefinition[] | ((registry: PluginRegistry) => void | Promise<void>);
+export type PluginExport = ToolDefinition | EntryDefinition | (ToolDefinition | EntryDefinition)[] | ((registry: PluginRegistry) => void | Promise<void>);
