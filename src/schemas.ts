@@ -49,6 +49,8 @@ export const invocationResultSchema = {
             'policy_denied',
             'approval_denied',
             'approval_expired',
+            'input_required',
+            'input_unavailable',
           ],
         },
         detail: { type: 'string' },

@@ -22,6 +22,20 @@ import type { Dispatcher } from '../tools/invoke.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { SESSION_ID } from '../http/scope.ts';
 import { McpPost, send } from './mcp-post.ts';
+import type { McpClientStore } from '../store/mcp-clients.ts';
+import { ClientAnswers } from '../mcp/client-channel.ts';
+import { McpSubscriptions } from '../mcp/subscriptions.ts';
+import { acceptsEventStream, EventStreamReply } from '../http/sse.ts';
+
+/** GET /mcp with a session: the session's stream, where `notifications/resources/updated` arrive until the client goes away. */
+function openSessionStream(request: FastifyRequest, reply: FastifyReply, subscriptions: McpSubscriptions, session: string): FastifyReply {
+  const stream = new EventStreamReply(request, reply);
+  stream.events('message', []);
+  reply.raw.write(': the session stream is open\n\n');
+  const forget = subscriptions.open(request.caller?.id ?? null, session, stream);
+  reply.raw.on('close', forget);
+  return reply;
+}
 
 const jsonRpcMessageSchema = {
   type: 'object',
@@ -104,8 +118,14 @@ export async function mcpRoutes(
     taskInlineMs?: number;
     approvals?: McpApprovals;
     clients?: McpClients;
+    /** The MCP session store and how long a session lives: handlers' questions, log levels, subscriptions. */
+    sessions?: { store: McpClientStore; ttlMs: number };
   },
 ): Promise<void> {
+  const sessions = options.sessions;
+  const answers = sessions === undefined ? null : new ClientAnswers(sessions.store, sessions.ttlMs);
+  const subscriptions = sessions === undefined ? null : new McpSubscriptions(sessions.store, options.registry.entries, sessions.ttlMs);
+  if (subscriptions !== null) app.addHook('onClose', async () => subscriptions.close());
   const endpoint = new McpEndpoint(
     options.dispatcher,
     options.registry,
@@ -114,6 +134,8 @@ export async function mcpRoutes(
     options.results ?? null,
     options.approvals ?? null,
     options.clients ?? null,
+    answers,
+    subscriptions,
   );
   const post = new McpPost(app, endpoint, options.metrics);
 
@@ -136,12 +158,13 @@ export async function mcpRoutes(
     return send(request, reply, 405, errorResponse(null, { code: ErrorCode.InvalidRequest, message }));
   };
   // Routes that only refuse: their methods are not in the Allow of other answers (src/plugins/methods.ts).
+  const noStream = notAllowed('GET /mcp without Mcp-Session-Id opens nothing: toolport opens a session stream (resource updates) only; POST JSON-RPC messages');
   for (const url of ['/mcp', '/mcp/:toolset']) {
-    app.get(
-      url,
-      { schema: { hide: true }, config: { refusesMethod: true } },
-      notAllowed('GET /mcp is not served: toolport opens no server stream; POST JSON-RPC messages'),
-    );
+    app.get(url, { schema: { hide: true }, config: { refusesMethod: true } }, (request, reply) => {
+      const session = request.headers['mcp-session-id'];
+      if (subscriptions === null || typeof session !== 'string' || !SESSION_ID.test(session) || !acceptsEventStream(request)) return noStream(request, reply);
+      return openSessionStream(request, reply, subscriptions, session);
+    });
     app.delete(
       url,
       { schema: { hide: true }, config: { refusesMethod: true } },

@@ -6,7 +6,7 @@
 import type { AuthorizationLink, ErrorCode } from './outcome.ts';
 
 /** The codes a handler may end its call with; the others belong to the dispatcher and the ledger. */
-export type HandlerFailureCode = Extract<ErrorCode, 'upstream_rejected' | 'upstream_unavailable' | 'tool_changed' | 'handler_error'>;
+export type HandlerFailureCode = Extract<ErrorCode, 'upstream_rejected' | 'upstream_unavailable' | 'tool_changed' | 'handler_error' | 'input_unavailable'>;
 
 export class ToolFailure extends Error {
   override name = 'ToolFailure';
@@ -35,5 +35,17 @@ export class AuthorizationRequired extends Error {
     readonly detail: string,
   ) {
     super(message);
+  }
+}
+
+/**
+ * A handler asked the caller's client something (context.elicit, context.sample) that is answered
+ * by running the call again with the answers: the call ends `input_required` with the requests,
+ * keyed; a task waits for them, an MCP 2026-07-28 client retries with them (docs/plugins.md).
+ */
+export class InputRequired extends Error {
+  override name = 'InputRequired';
+  constructor(readonly requests: Record<string, { method: string; params: Record<string, unknown> }>) {
+    super('the call waits for its client to answer');
   }
 }

@@ -27,7 +27,11 @@ export type ErrorCode =
   /** A person refused the call. */
   | 'approval_denied'
   /** No one decided in time. */
-  | 'approval_expired';
+  | 'approval_expired'
+  /** The handler asked the caller's client something (context.elicit, context.sample): see `input_requests`. */
+  | 'input_required'
+  /** The handler asked the caller's client something, and the caller has no way to answer. */
+  | 'input_unavailable';
 
 export interface ToolError {
   code: ErrorCode;
@@ -58,7 +62,10 @@ export interface InvocationResult {
   authorization?: AuthorizationLink;
   /** Set when the call waits for, or was refused by, a person (docs/approvals.md). */
   approval?: ApprovalRef;
-  /** Set with `approval_required` in a task whose approvers include the client: the form its MCP client may answer (tasks/update). */
+  /**
+   * Set with `approval_required` in a task whose approvers include the client (the form its MCP client may answer),
+   * and with `input_required` (what the handler asked): keyed requests, answered by key (tasks/update, POST /tasks/{id}/input).
+   */
   input_requests?: Record<string, unknown>;
 }
 

@@ -1,7 +1,7 @@
 /** The public shapes of a tool: what a plugin defines and what a handler sees and returns. */
-import type { Logger } from 'pino';
 import type { UserIdentity } from '../callers/keys.ts';
 import type { EntryDefinition } from './entry-definitions.ts';
+import type { ElicitRequest, ElicitResult, SampleRequest, SampleResult, ToolLog } from './client-requests.ts';
 
 export type { UserIdentity };
 
@@ -95,7 +95,8 @@ export interface ToolContext {
   readonly session: SessionHandle | null;
   readonly deadline: number;
   readonly signal: AbortSignal;
-  readonly log: Logger;
+  /** pino's logger; also callable, `log(level, message, data?)`, which reaches an MCP client as `notifications/message`. */
+  readonly log: ToolLog;
   readonly resources: Resources;
   readonly caller: string | null;
   /** The verified user the call is made for (`{id: sub, groups, claims}`); null for an API key or an open service. */
@@ -105,6 +106,10 @@ export interface ToolContext {
   beat(): void;
   progress(done: number, total?: number): void;
   invoke(name: string, params: Record<string, unknown>): Promise<NestedResult>;
+  /** Asks the person at the caller's MCP client: a form (`schema`) or a URL (docs/plugins.md). */
+  elicit(request: ElicitRequest): Promise<ElicitResult>;
+  /** Asks the caller's MCP client for a model completion (`sampling/createMessage`). */
+  sample(request: SampleRequest): Promise<SampleResult>;
 }
 
 /** A handler may return a full ToolResult or one without the defaulted fields. */

@@ -8,6 +8,7 @@ import type { Principal } from '../../callers/principal.ts';
 import { CallContext, type Cancellation, type NestedCalls } from '../context.ts';
 import type { CallIdentity } from '../outcome.ts';
 import type { ProgressListener } from '../progress.ts';
+import type { ClientChannel } from '../client-requests.ts';
 import type { RegisteredTool } from '../registry.ts';
 import type { SessionAnnouncement, SessionSource } from '../session-handle.ts';
 import type { Credentials, Resources, SessionHandle, UserIdentity } from '../types.ts';
@@ -63,6 +64,8 @@ export interface InvocationScope {
   taskId?: string;
   /** What was answered to the task's input requests (`tasks/update`, or a resume with answers), keyed as they were. */
   inputResponses?: Readonly<Record<string, unknown>>;
+  /** The caller's MCP client, for the handlers' `context.log`, `elicit` and `sample`; absent = none. */
+  client?: ClientChannel;
 }
 
 /** What a handler's context needs beyond the call: made once per pipeline, shared by its calls. */
@@ -130,6 +133,9 @@ export class PipelineCall {
       ...(scope.allows !== undefined && { allows: scope.allows }),
       progress: scope.progress ?? null,
       ...(this.credentials !== undefined && { credentials: this.credentials }),
+      ...(scope.client !== undefined && { client: scope.client }),
+      ...(scope.inputResponses !== undefined && { inputResponses: scope.inputResponses }),
+      ...(scope.taskId !== undefined && { inTask: true }),
     });
   }
 }

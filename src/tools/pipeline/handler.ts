@@ -5,7 +5,7 @@
  */
 import type { ResultRef, ResultResources } from '../../store/results.ts';
 import type { CallContext } from '../context.ts';
-import { AuthorizationRequired, ToolFailure } from '../failure.ts';
+import { AuthorizationRequired, InputRequired, ToolFailure } from '../failure.ts';
 import { explain } from '../explain.ts';
 import { authorizationRequired, failure, invocationResult, reasonOf, type InvocationResult, type ResultParts } from '../outcome.ts';
 import { settle } from '../race.ts';
@@ -78,6 +78,12 @@ class HandlerStage implements Stage {
     if (error instanceof StoreUnavailable) throw error;
     // context.credentials.get of a credential the user has not connected.
     if (error instanceof AuthorizationRequired) return authorizationRequired(identity, error, this.#max);
+    // context.elicit or context.sample of a call that is asked by running it again with the answers.
+    if (error instanceof InputRequired) {
+      const result = failure(identity, 'input_required', `${tool.name} waits for its caller's client to answer`, 'the call asked its client', this.#max);
+      result.input_requests = error.requests;
+      return result;
+    }
     if (error instanceof ToolFailure) {
       context.log.warn({ code: error.code, detail: error.detail }, 'tool failed');
       return failure(identity, error.code, error.message, error.detail, this.#max);
