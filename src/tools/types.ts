@@ -1,7 +1,7 @@
 /** The public shapes of a tool: what a plugin defines and what a handler sees and returns. */
 import type { UserIdentity } from '../callers/keys.ts';
 import type { EntryDefinition } from './entry-definitions.ts';
-import type { ElicitRequest, ElicitResult, SampleRequest, SampleResult, ToolLog } from './client-requests.ts';
+import type { ElicitRequest, ElicitResult, SampleRequest, SampleResult, ToolLog } from './client-types.ts';
 
 export type { UserIdentity };
 
