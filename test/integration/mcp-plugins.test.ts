@@ -7,7 +7,10 @@
  * defineResourceTemplate and definePrompt.
  */
 import { Writable } from 'node:stream';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -238,6 +241,41 @@ describe('MCP for plugins: logging, elicitation, sampling, resources and prompts
       for (const changed of clockWatchers) changed();
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(updated).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('resources and prompts follow the access rules', () => {
+  let app: FastifyInstance;
+  let url: URL;
+  const sha = (secret: string) => createHash('sha256').update(secret).digest('hex');
+
+  beforeAll(async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'toolport-keys-')), 'keys.json');
+    writeFileSync(file, JSON.stringify([{ id: 'static-only', key_sha256: sha('static-secret'), tools: ['static_*', 'test_simple_*'] }]));
+    app = await makeApp('memory', { env: { TOOL_PLUGINS: FIXTURES, API_KEYS_FILE: file } });
+    url = new URL('/mcp', await app.listen({ port: 0, host: '127.0.0.1' }));
+  });
+
+  afterAll(() => app.close());
+
+  it('lists, reads, gets and completes only what the caller may see', async () => {
+    const client = new ClientV1(INFO);
+    await client.connect(new TransportV1(url, { requestInit: { headers: { authorization: 'Bearer static-secret' } } }));
+    try {
+      expect((await client.listResources()).resources.map((r) => r.name).sort()).toEqual(['static_binary', 'static_text']);
+      expect((await client.listResourceTemplates()).resourceTemplates).toEqual([]);
+      expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(['test_simple_prompt']);
+      expect((await client.readResource({ uri: 'test://static-text' })).contents).toHaveLength(1);
+      await expect(client.readResource({ uri: 'test://watched-resource' })).rejects.toMatchObject({ code: -32002 });
+      await expect(client.readResource({ uri: 'test://template/1/data' })).rejects.toMatchObject({ code: -32002 });
+      await expect(client.subscribeResource({ uri: 'test://watched-resource' })).rejects.toMatchObject({ code: -32002 });
+      await expect(client.getPrompt({ name: 'test_prompt_with_arguments', arguments: { arg1: 'a', arg2: 'b' } })).rejects.toMatchObject({ code: -32602 });
+      await expect(
+        client.complete({ ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'p' } }),
+      ).rejects.toMatchObject({ code: -32602 });
     } finally {
       await client.close();
     }
