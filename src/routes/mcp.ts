@@ -166,7 +166,9 @@ export async function mcpRoutes(
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   const postMcp = (url: string, operationId: string, summary: string) =>
-    app.post(url, { validatorCompiler: documentOnly, schema: { summary, operationId, ...postSchema(url) } }, (request, reply) => post.handle(request, reply));
+    app.post(url, { config: { startsCalls: true }, validatorCompiler: documentOnly, schema: { summary, operationId, ...postSchema(url) } }, (request, reply) =>
+      post.handle(request, reply),
+    );
 
   postMcp('/mcp', 'postMcp', 'Model Context Protocol over Streamable HTTP (stateless; 2024-11-05 … 2025-11-25 and 2026-07-28)');
   postMcp(
