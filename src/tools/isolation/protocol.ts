@@ -17,7 +17,7 @@
  * answering, so a progress report or a log line never lands after the result.
  */
 import { MessageChannel, type MessagePort, type TransferListItem } from 'node:worker_threads';
-import { pino, type Logger } from 'pino';
+import { pino } from 'pino';
 import type { ElicitRequest, LogLevel, SampleRequest, ToolLog } from '../client-types.ts';
 import type { Credentials, NestedResult, Resources, SessionHandle, ToolContext, UserIdentity } from '../types.ts';
 import { errorData, reviveError, type ErrorData } from './error-data.ts';
