@@ -4,6 +4,19 @@
  * declarations; nothing here loads the service itself.
  */
 export { defineTool, ok, error } from './tools/define.ts';
+export { defineResource, defineResourceTemplate, definePrompt } from './tools/entry-definitions.ts';
+export type {
+  ResourceDefinition,
+  ResourceTemplateDefinition,
+  PromptDefinition,
+  EntryDefinition,
+  EntryContext,
+  Completions,
+  ReadReturn,
+  PromptArgument,
+  PromptResult,
+  ResourceContents,
+} from './tools/entry-definitions.ts';
 export { defineGuardrail } from './tools/guardrail.ts';
 export type { GuardrailDefinition, GuardrailVerdict, GuardrailCall, GuardrailOutput } from './tools/guardrail.ts';
 export type {

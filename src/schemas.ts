@@ -53,6 +53,8 @@ export const invocationResultSchema = {
             'approval_expired',
             'guardrail_denied',
             'outcome_unknown',
+            'input_required',
+            'input_unavailable',
           ],
         },
         detail: { type: 'string' },

@@ -81,6 +81,7 @@ export async function registerRoutes(app: FastifyInstance, parts: RouteParts): P
     results,
     taskInlineMs: config.mcpTaskInlineMs,
     ...mcpApprovalOptions(policy.approvals, store.mcpClients, config.sessionTtlS),
+    sessions: { store: store.mcpClients, ttlMs: config.sessionTtlS * 1000 },
   });
   await app.register(callRoutes, { feed: parts.feed });
   await app.register(callerRoutes, { keysRequired: keys !== null });

@@ -14,6 +14,7 @@ import { hashJson } from '../tools/hash.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import { ErrorCode, META, metaOf, ProtocolFault, type JsonRpcRequest } from './protocol.ts';
 import { declaresElicitation } from './client-capabilities.ts';
+import { isInputState } from './input-state.ts';
 
 const STATE_TTL_MS = 10 * 60_000;
 
@@ -39,7 +40,8 @@ export class McpApprovals {
     this.#approvals = approvals;
   }
 
-  async #mac(payload: string): Promise<Buffer> {
+  /** The HMAC of `payload` under the replicas' shared secret (also seals other request states: src/mcp/input-state.ts). */
+  async mac(payload: string): Promise<Buffer> {
     this.#secret ??= this.#approvals.sharedSecret();
     return createHmac('sha256', await this.#secret)
       .update(payload)
@@ -49,7 +51,7 @@ export class McpApprovals {
   /** The state as a sealed string: its JSON in base64url, a dot, and its HMAC. */
   async seal(state: SealedState): Promise<string> {
     const payload = Buffer.from(JSON.stringify(state)).toString('base64url');
-    return `${payload}.${(await this.#mac(payload)).toString('base64url')}`;
+    return `${payload}.${(await this.mac(payload)).toString('base64url')}`;
   }
 
   /** A fresh state for one question about `record` to the caller's client (`method`: where it travels). */
@@ -63,7 +65,7 @@ export class McpApprovals {
     const [payload, mac] = sealed.split('.');
     if (payload === undefined || mac === undefined) return refuse('malformed');
     const given = Buffer.from(mac, 'base64url');
-    const expected = await this.#mac(payload);
+    const expected = await this.mac(payload);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return refuse('its seal does not verify');
     const state = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as SealedState;
     if (state.c !== caller) return refuse('it was issued to another caller');
@@ -106,7 +108,8 @@ export class McpApprovals {
    */
   async resume(message: JsonRpcRequest, name: string, caller: string | null): Promise<void> {
     const sealed = message.params?.requestState;
-    if (sealed === undefined) return;
+    // A state of a handler's own question (src/mcp/input-state.ts) is not an approval's.
+    if (sealed === undefined || isInputState(sealed)) return;
     const state = await this.unseal(sealed, caller, message.method, (issued) => {
       if (issued.t !== name) refuse('it was issued for another request');
       if (issued.d !== hashJson(message.params?.arguments ?? {})) refuse('the arguments differ from the call it was issued for');

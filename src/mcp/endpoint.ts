@@ -24,7 +24,13 @@ import type { ToolsetView } from '../toolsets/index.ts';
 import { renderMcpCallToolResult, renderMcpTool } from '../formats/mcp.ts';
 import { TASK_EXECUTION, TASK_METHODS, TASKS_CAPABILITY, type McpTasks } from './tasks.ts';
 import { declaresTasks, EXTENSION_METHODS, TASKS_EXTENSION } from './tasks-extension.ts';
-import { resultIdOf, type ResultResources } from '../store/results.ts';
+import type { ResultResources } from '../store/results.ts';
+import type { Logger } from 'pino';
+import { CACHE_HINTS, ENTRY_METHODS, McpCatalog } from './entries.ts';
+import { McpClientChannel, type ClientAnswers } from './client-channel.ts';
+import { answersOf, inputRequired } from './input-state.ts';
+import { LOG_LEVELS, type LogLevel } from '../tools/client-requests.ts';
+import type { McpSubscriptions } from './subscriptions.ts';
 import { askToConnect } from './elicitation.ts';
 import type { McpApprovals } from './approval.ts';
 import type { McpClients } from './client-approval.ts';
@@ -42,18 +48,23 @@ export interface RequestEnv {
   scope(): InvocationScope;
   /** Set when the client sent a progressToken and can receive progress notifications. */
   progress?: ProgressListener;
-  /** Set when the client reads an SSE answer: sends a request to the client (elicitation/create) within it. */
-  ask?: (request: JsonRpcRequest) => void;
+  /** Set when the client reads an SSE answer: sends a request or notification to the client within it. */
+  ask?: (request: JsonRpcRequest | Record<string, unknown>) => void;
+  /** The HTTP request's id and logger (handed to resources and prompts). */
+  requestId: string;
+  log: Logger;
 }
 
-/** `resources`: large results' whole, read by the URI of their resource_link (none are listed). */
-const CAPABILITIES = { tools: { listChanged: false }, resources: {} };
+/** `resources`: the catalog's, and large results' whole, read by the URI of their resource_link (not listed). */
+const CAPABILITIES = {
+  tools: { listChanged: false },
+  resources: { subscribe: true, listChanged: false },
+  prompts: { listChanged: false },
+  completions: {},
+  logging: {},
+};
 /** 2026-07-28 with tasks: the tasks extension besides. */
 const CAPABILITIES_WITH_TASKS = { ...CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };
-/** MCP's "resource not found" error code. */
-const RESOURCE_NOT_FOUND = -32002;
-/** The stateless revision's cache hints: the catalog may differ per caller and per deployment. */
-const CACHE_HINTS = { ttlMs: 0, cacheScope: 'private' };
 
 /** Links a call's own cancellation to the request's (the caller going away), once something listens. */
 class CancelLink implements CancelListener, CancelSource {
@@ -78,7 +89,11 @@ export class McpEndpoint {
   readonly #dispatcher: Dispatcher;
   readonly #serverInfo: { name: string; version: string };
   readonly #registry: ToolRegistry;
-  readonly #results: Pick<ResultResources, 'read'> | null;
+  /** Resources, templates and prompts (and the stored results). */
+  readonly #catalog: McpCatalog;
+  /** What handlers ask clients, and the log levels sessions set; null: handlers reach no client. */
+  readonly #answers: ClientAnswers | null;
+  readonly #subscriptions: McpSubscriptions | null;
   /** Each era's tools/list result, built once per caller until the catalog changes. */
   readonly #toolLists = new Map<string, Record<Era, Record<string, unknown>>>();
   #listedVersion = -1;
@@ -102,10 +117,14 @@ export class McpEndpoint {
     results: Pick<ResultResources, 'read'> | null = null,
     approvals: McpApprovals | null = null,
     clients: McpClients | null = null,
+    answers: ClientAnswers | null = null,
+    subscriptions: McpSubscriptions | null = null,
   ) {
     this.#approvals = approvals;
     this.#clients = clients;
-    this.#results = results;
+    this.#catalog = new McpCatalog(registry.entries, results);
+    this.#answers = answers;
+    this.#subscriptions = subscriptions;
     this.#dispatcher = dispatcher;
     this.#serverInfo = { name: 'toolport', version };
     this.#registry = registry;
@@ -135,15 +154,17 @@ export class McpEndpoint {
   async request(message: JsonRpcRequest, env: RequestEnv): Promise<Record<string, unknown>> {
     if (this.#tasks !== null && env.era === 'handshake' && TASK_METHODS.has(message.method)) return this.#tasks.request(message, env.caller);
     if (this.#tasks !== null && env.era === 'stateless' && EXTENSION_METHODS.has(message.method)) return this.#tasks.extension.request(message, env.caller);
+    if (ENTRY_METHODS.has(message.method)) return this.#catalog.request(message, env);
     switch (message.method) {
+      case 'logging/setLevel':
+        return this.#setLevel(message.params, env);
+      case 'resources/subscribe':
+      case 'resources/unsubscribe':
+        return this.#subscribe(message, env);
       case 'tools/call':
         return this.#callTool(message, env);
       case 'tools/list':
         return this.#toolList(env.era, env.caller, env.toolset);
-      case 'resources/list':
-        return env.era === 'stateless' ? { resultType: 'complete', resources: [], ...CACHE_HINTS } : { resources: [] };
-      case 'resources/read':
-        return this.#readResource(message.params, env);
       case 'initialize':
         if (env.era === 'stateless') break;
         return this.#initialize(message.params, env);
@@ -173,6 +194,7 @@ export class McpEndpoint {
 
   /** A client's answer to a request of ours (the approval form); anything else is dropped. */
   async response(message: JsonRpcClientResponse, caller: Caller | null): Promise<void> {
+    if (await this.#answers?.answered(message, caller?.id ?? null)) return;
     await this.#clients?.approvals?.answered(message, caller?.id ?? null);
   }
 
@@ -193,21 +215,26 @@ export class McpEndpoint {
     };
   }
 
-  /** A large result's whole, for the caller that made the call (docs/large-results.md). */
-  async #readResource(params: Record<string, unknown> | undefined, env: RequestEnv): Promise<Record<string, unknown>> {
-    const uri = params?.uri;
-    if (typeof uri !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, 'resources/read needs params.uri (a string)');
-    const id = resultIdOf(uri);
-    const kept = id === null || this.#results === null ? null : await this.#results.read(id, env.caller?.id ?? null, env.caller?.admin);
-    if (kept === null) {
-      // 2026-07-28 answers an unknown resource as invalid params; the handshake era had its own code.
-      const code = env.era === 'stateless' ? ErrorCode.InvalidParams : RESOURCE_NOT_FOUND;
-      throw new ProtocolFault(code, 'Resource not found: results are kept for RESULT_TTL_S, for the caller that made the call', 400, {
-        uri: uri.slice(0, 200),
-      });
-    }
-    const contents = [{ uri, mimeType: 'text/plain', text: kept.content }];
-    return env.era === 'stateless' ? { resultType: 'complete', contents, ...CACHE_HINTS } : { contents };
+  async #setLevel(params: Record<string, unknown> | undefined, env: RequestEnv): Promise<Record<string, unknown>> {
+    const level = params?.level;
+    if (typeof level !== 'string' || !(LOG_LEVELS as readonly string[]).includes(level))
+      throw new ProtocolFault(ErrorCode.InvalidParams, `logging/setLevel needs params.level, one of ${LOG_LEVELS.join(', ')}`);
+    await this.#answers?.setLevel(env.caller?.id ?? null, env.sessionKey, level as LogLevel);
+    return env.era === 'stateless' ? { resultType: 'complete' } : {};
+  }
+
+  async #subscribe(message: JsonRpcRequest, env: RequestEnv): Promise<Record<string, unknown>> {
+    const uri = message.params?.uri;
+    if (typeof uri !== 'string') throw new ProtocolFault(ErrorCode.InvalidParams, `${message.method} needs params.uri (a string)`);
+    const filter =
+      env.caller === null && env.toolset === null
+        ? null
+        : { allows: (name: string) => (env.caller?.allows(name) ?? true) && (env.toolset?.allows(name) ?? true) };
+    if (this.#catalog.resolve(uri, filter) === null)
+      throw new ProtocolFault(env.era === 'stateless' ? ErrorCode.InvalidParams : -32002, 'Resource not found', 400, { uri: uri.slice(0, 200) });
+    if (this.#subscriptions !== null && env.sessionKey !== '')
+      await this.#subscriptions.change(env.caller?.id ?? null, env.sessionKey, uri, message.method === 'resources/subscribe');
+    return env.era === 'stateless' ? { resultType: 'complete' } : {};
   }
 
   async #callTool(message: JsonRpcRequest, env: RequestEnv): Promise<Record<string, unknown>> {
@@ -226,6 +253,18 @@ export class McpEndpoint {
     const cancellation = new Cancellation(link);
     const scope: InvocationScope = { ...shared, cancellation };
     if (env.progress !== undefined) scope.progress = env.progress;
+    const channel =
+      this.#answers === null
+        ? null
+        : new McpClientChannel(this.#answers, this.#clients?.capabilities ?? null, {
+            era: env.era,
+            message,
+            sessionKey: env.sessionKey,
+            caller: scope.caller,
+            send: env.ask,
+            cancellation,
+          });
+    if (channel !== null) scope.client = channel;
     const key = keyOf(env.sessionKey, message.id);
     const calls = this.#inflight.get(key);
     if (calls === undefined) this.#inflight.set(key, [cancellation]);
@@ -233,8 +272,16 @@ export class McpEndpoint {
     try {
       // An argument that is not an object is a wrong value (invalid_arguments), never JSON text to parse.
       const args = message.params!.arguments;
-      if (this.#approvals !== null && env.era === 'stateless') await this.#approvals.resume(message, name, scope.caller);
+      if (this.#approvals !== null && env.era === 'stateless') {
+        await this.#approvals.resume(message, name, scope.caller);
+        const answers = await answersOf(this.#approvals, message, name, scope.caller);
+        if (answers !== undefined) scope.inputResponses = answers;
+      }
       let result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, scope);
+      const logging = channel?.close();
+      if (logging) await logging;
+      if (result.error?.code === 'input_required' && result.input_requests !== undefined && this.#approvals !== null && env.era === 'stateless')
+        return await inputRequired(this.#approvals, message, result, scope.caller, scope.inputResponses);
       const clientApprovals = this.#clients?.approvals;
       if (clientApprovals && result.approval !== undefined && env.era === 'handshake' && env.ask !== undefined) {
         const question = { sessionKey: env.sessionKey, caller: scope.caller, ask: env.ask, cancellation };
@@ -255,6 +302,7 @@ export class McpEndpoint {
       return env.era === 'stateless' ? { resultType: 'complete', ...rendered } : rendered;
     } finally {
       link?.detach();
+      void channel?.close();
       const list = this.#inflight.get(key)!;
       if (list.length === 1) this.#inflight.delete(key);
       else list.splice(list.indexOf(cancellation), 1);

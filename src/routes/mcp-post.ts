@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { JsonInputError, StoreUnavailable } from '../errors.ts';
 import { scopeOf, SESSION_ID } from '../http/scope.ts';
 import { acceptsEventStream, EventStreamReply } from '../http/sse.ts';
@@ -146,6 +147,8 @@ export class McpPost {
         sessionKey,
         caller: request.caller,
         toolset: request.toolset,
+        requestId: request.id,
+        log: request.log as unknown as Logger,
         scope() {
           return callScope!;
         },
@@ -214,6 +217,8 @@ export class McpPost {
           sessionKey: session.id ?? '',
           caller: request.caller,
           toolset: request.toolset,
+          requestId: request.id,
+          log: request.log as unknown as Logger,
           scope() {
             return (shared ??= scopeFor(request, reply, session));
           },

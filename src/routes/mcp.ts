@@ -8,6 +8,7 @@
  * sessions": a session's plan outlives the connection (gateways open one per call) and expires
  * SESSION_TTL_S after its last write.
  */
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { McpApprovals } from '../mcp/approval.ts';
 import type { McpClients } from '../mcp/client-approval.ts';
@@ -22,6 +23,34 @@ import type { Dispatcher } from '../tools/invoke.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { SESSION_ID } from '../http/scope.ts';
 import { McpPost, send } from './mcp-post.ts';
+import type { McpClientStore } from '../store/mcp-clients.ts';
+import { ClientAnswers } from '../mcp/client-channel.ts';
+import { McpSubscriptions } from '../mcp/subscriptions.ts';
+import { acceptsEventStream, EventStreamReply } from '../http/sse.ts';
+
+/**
+ * Connections that never carried a request: a client that opens its session stream beside its
+ * requests may open one and abandon it when it closes, and the server's close would wait for it.
+ */
+function unusedConnections(app: FastifyInstance): Set<Socket> {
+  const unused = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    unused.add(socket);
+    socket.once('close', () => unused.delete(socket));
+  });
+  app.server.on('request', (request: { socket: Socket }) => unused.delete(request.socket));
+  return unused;
+}
+
+/** GET /mcp with a session: the session's stream, where `notifications/resources/updated` arrive until the client goes away. */
+function openSessionStream(request: FastifyRequest, reply: FastifyReply, subscriptions: McpSubscriptions, session: string): FastifyReply {
+  const stream = new EventStreamReply(request, reply);
+  stream.events('message', []);
+  reply.raw.write(': the session stream is open\n\n');
+  const forget = subscriptions.open(request.caller?.id ?? null, session, stream);
+  reply.raw.on('close', forget);
+  return reply;
+}
 
 const jsonRpcMessageSchema = {
   type: 'object',
@@ -104,8 +133,21 @@ export async function mcpRoutes(
     taskInlineMs?: number;
     approvals?: McpApprovals;
     clients?: McpClients;
+    /** The MCP session store and how long a session lives: handlers' questions, log levels, subscriptions. */
+    sessions?: { store: McpClientStore; ttlMs: number };
   },
 ): Promise<void> {
+  const sessions = options.sessions;
+  const answers = sessions === undefined ? null : new ClientAnswers(sessions.store, sessions.ttlMs);
+  const subscriptions = sessions === undefined ? null : new McpSubscriptions(sessions.store, options.registry.entries, sessions.ttlMs);
+  // Before the server closes: an open session stream would keep it waiting.
+  if (subscriptions !== null) {
+    const unused = unusedConnections(app);
+    app.addHook('preClose', async () => {
+      subscriptions.close();
+      for (const socket of unused) socket.destroy();
+    });
+  }
   const endpoint = new McpEndpoint(
     options.dispatcher,
     options.registry,
@@ -114,6 +156,8 @@ export async function mcpRoutes(
     options.results ?? null,
     options.approvals ?? null,
     options.clients ?? null,
+    answers,
+    subscriptions,
   );
   const post = new McpPost(app, endpoint, options.metrics);
 
@@ -138,12 +182,13 @@ export async function mcpRoutes(
     return send(request, reply, 405, errorResponse(null, { code: ErrorCode.InvalidRequest, message }));
   };
   // Routes that only refuse: their methods are not in the Allow of other answers (src/plugins/methods.ts).
+  const noStream = notAllowed('GET /mcp without Mcp-Session-Id opens nothing: toolport opens a session stream (resource updates) only; POST JSON-RPC messages');
   for (const url of ['/mcp', '/mcp/:toolset']) {
-    app.get(
-      url,
-      { schema: { hide: true }, config: { refusesMethod: true } },
-      notAllowed('GET /mcp is not served: toolport opens no server stream; POST JSON-RPC messages'),
-    );
+    app.get(url, { schema: { hide: true }, config: { refusesMethod: true } }, (request, reply) => {
+      const session = request.headers['mcp-session-id'];
+      if (subscriptions === null || typeof session !== 'string' || !SESSION_ID.test(session) || !acceptsEventStream(request)) return noStream(request, reply);
+      return openSessionStream(request, reply, subscriptions, session);
+    });
     app.delete(
       url,
       { schema: { hide: true }, config: { refusesMethod: true } },

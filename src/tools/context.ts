@@ -6,6 +6,17 @@
 import type { Logger } from 'pino';
 import type { InvocationResult } from './outcome.ts';
 import type { ProgressListener } from './progress.ts';
+import {
+  askClient,
+  elicitationParams,
+  toolLog,
+  type ClientChannel,
+  type ElicitRequest,
+  type ElicitResult,
+  type SampleRequest,
+  type SampleResult,
+  type ToolLog,
+} from './client-requests.ts';
 import { ToolFailure } from './failure.ts';
 import type { Credentials, NestedResult, Resources, SessionHandle, ToolContext, UserIdentity } from './types.ts';
 
@@ -106,6 +117,12 @@ export interface CallContextInit<Scope = unknown> {
   progress?: ProgressListener | null;
   /** The calling user's credentials; absent: none are configured. */
   credentials?: Credentials;
+  /** The caller's MCP client (log messages, elicitation, sampling); absent: none. */
+  client?: ClientChannel | null;
+  /** Answers to what an earlier run of this call asked (a task resumed, an MCP retry). */
+  inputResponses?: Readonly<Record<string, unknown>>;
+  /** The call runs as a task: its questions hold it in `input_required`. */
+  inTask?: boolean;
 }
 
 /** `context.credentials` when TOOLS_FILE declares no credentials. */
@@ -136,7 +153,9 @@ export class CallContext implements ToolContext {
   readonly ended = new Cancellation();
   readonly #init: CallContextInit<unknown>;
   #controller: AbortController | null = null;
-  #log: Logger | null = null;
+  #log: ToolLog | null = null;
+  /** How many questions the handler has asked the client (each keyed by its number). */
+  #asked = 0;
   /** performance.now() of the last beat(); 0: none yet. */
   #beatAt = 0;
 
@@ -164,12 +183,30 @@ export class CallContext implements ToolContext {
     return this.#controller.signal;
   }
 
-  get log(): Logger {
+  get log(): ToolLog {
     const init = this.#init;
-    this.#log ??= init.log.child(
-      init.sessionId === null ? { callId: init.callId, tool: init.toolName } : { callId: init.callId, tool: init.toolName, session: init.sessionId },
+    this.#log ??= toolLog(
+      init.log.child(
+        init.sessionId === null ? { callId: init.callId, tool: init.toolName } : { callId: init.callId, tool: init.toolName, session: init.sessionId },
+      ),
+      init.client ?? null,
+      init.toolName,
     );
     return this.#log;
+  }
+
+  elicit(request: ElicitRequest): Promise<ElicitResult> {
+    return this.#ask('elicitation/create', elicitationParams(request)) as Promise<ElicitResult>;
+  }
+
+  sample(request: SampleRequest): Promise<SampleResult> {
+    return this.#ask('sampling/createMessage', { ...request }) as Promise<SampleResult>;
+  }
+
+  #ask(method: 'elicitation/create' | 'sampling/createMessage', params: Record<string, unknown>): Promise<unknown> {
+    const init = this.#init;
+    const call = { client: init.client ?? null, answers: init.inputResponses, inTask: init.inTask === true, tool: init.toolName };
+    return askClient(call, ++this.#asked, method, params);
   }
 
   /** A handler's sign of life: a tool with `heartbeat_ms` that goes longer without one is aborted as stuck. */

@@ -8,7 +8,7 @@ import type { AuthorizationLink, ErrorCode, InvocationResult } from './outcome.t
 /** The codes a handler may end its call with; the others belong to the dispatcher and the ledger. */
 export type HandlerFailureCode = Extract<
   ErrorCode,
-  'upstream_rejected' | 'upstream_unavailable' | 'upstream_busy' | 'tool_changed' | 'handler_error' | 'tool_crashed'
+  'upstream_rejected' | 'upstream_unavailable' | 'upstream_busy' | 'tool_changed' | 'handler_error' | 'tool_crashed' | 'input_unavailable'
 >;
 
 export class ToolFailure extends Error {
@@ -52,5 +52,17 @@ export class WaitsForPerson extends Error {
   override name = 'WaitsForPerson';
   constructor(readonly nested: InvocationResult) {
     super(nested.message);
+  }
+}
+
+/**
+ * A handler asked the caller's client something (context.elicit, context.sample) that is answered
+ * by running the call again with the answers: the call ends `input_required` with the requests,
+ * keyed; a task waits for them, an MCP 2026-07-28 client retries with them (docs/plugins.md).
+ */
+export class InputRequired extends Error {
+  override name = 'InputRequired';
+  constructor(readonly requests: Record<string, { method: string; params: Record<string, unknown> }>) {
+    super('the call waits for its client to answer');
   }
 }

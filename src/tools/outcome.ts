@@ -34,6 +34,10 @@ export type ErrorCode =
   | 'approval_expired'
   /** An identical call was lost after it started (docs/ledger.md): nothing runs until an admin resolves it. */
   | 'outcome_unknown'
+  /** The handler asked the caller's client something (context.elicit, context.sample): see `input_requests`. */
+  | 'input_required'
+  /** The handler asked the caller's client something, and the caller has no way to answer. */
+  | 'input_unavailable'
   /** A guardrail refuses the arguments or the result (docs/guardrails.md); `detail` names it. */
   | 'guardrail_denied';
 
@@ -77,7 +81,10 @@ export interface InvocationResult {
   authorization?: AuthorizationLink;
   /** Set when the call waits for, or was refused by, a person (docs/approvals.md). */
   approval?: ApprovalRef;
-  /** Set with `approval_required` in a task whose approvers include the client: the form its MCP client may answer (tasks/update). */
+  /**
+   * Set with `approval_required` in a task whose approvers include the client (the form its MCP client may answer),
+   * and with `input_required` (what the handler asked): keyed requests, answered by key (tasks/update, POST /tasks/{id}/input).
+   */
   input_requests?: Record<string, unknown>;
   /** What the guardrails did to the call, when they did anything (docs/guardrails.md). */
   guardrails?: GuardrailAction[];

@@ -5,6 +5,7 @@ import { exportedBy, importModule, specifierOf } from './plugin-module.ts';
 import { type ToolRegistry } from './registry.ts';
 import type { Isolation, PluginRegistry, ToolDefinition } from './types.ts';
 import { PluginLoadError, ToolDefinitionError } from '../errors.ts';
+import { isEntryDefinition } from './entry-definitions.ts';
 
 export const ISOLATIONS: readonly Isolation[] = ['none', 'worker'];
 
@@ -38,6 +39,7 @@ export async function loadPlugin(registry: ToolRegistry, entry: string, cwd = pr
     const target: PluginRegistry = {
       registerTool: register,
       registerResource: (key, value) => registry.registerResource(key, value),
+      registerEntry: (definition) => registry.registerEntry(definition),
       registerGuardrail: (definition) => registry.registerGuardrail(definition),
     };
     try {
@@ -52,7 +54,11 @@ export async function loadPlugin(registry: ToolRegistry, entry: string, cwd = pr
     throw new PluginLoadError(`plugin ${entry} must export by default a tool or guardrail definition, an array of them, or a function`);
   }
   const definitions = (Array.isArray(exported) ? exported : [exported]) as unknown[];
-  await registry.withSource(entry, () => definitions.forEach((d) => (isGuardrail(d) ? registry.registerGuardrail(d) : register(d as ToolDefinition))));
+  await registry.withSource(entry, () =>
+    definitions.forEach((d) =>
+      isGuardrail(d) ? registry.registerGuardrail(d) : isEntryDefinition(d) ? registry.registerEntry(d) : register(d as ToolDefinition),
+    ),
+  );
 }
 
 export async function loadPlugins(registry: ToolRegistry, entries: readonly string[], cwd = process.cwd(), options: PluginOptions = {}): Promise<void> {

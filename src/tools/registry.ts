@@ -10,6 +10,8 @@ import { checkToolApproval, type ToolApproval } from './approval.ts';
 import type { IdempotencyConfig, JsonSchema, PluginRegistry, Resources, ToolAnnotations, ToolDefinition, ToolExample } from './types.ts';
 import { SchemaCompileError, ToolDefinitionError } from '../errors.ts';
 import { checkAnnotations, checkIdempotency, fail, type NormalizedIdempotency } from './definition-checks.ts';
+import { EntryCatalog } from './entries.ts';
+import { entryOf, type EntryDefinition } from './entry-definitions.ts';
 import type { GuardrailDefinition } from './guardrail.ts';
 
 export type { NormalizedIdempotency } from './definition-checks.ts';
@@ -71,6 +73,8 @@ function definitionHash(name: string, description: string, parametersJson: strin
 
 export class ToolRegistry implements PluginRegistry {
   readonly #tools = new Map<string, RegisteredTool>();
+  /** The other kinds: resources, resource templates and prompts (src/tools/entries.ts). */
+  readonly entries = new EntryCatalog();
   readonly #resources = new Map<string, unknown>();
   readonly #guardrails = new Map<string, GuardrailDefinition>();
   readonly #ajv = createToolAjv();
@@ -107,6 +111,12 @@ export class ToolRegistry implements PluginRegistry {
     if (typeof key !== 'string' || key === '') throw new ToolDefinitionError(`${this.#source}: a resource needs a non-empty string key`);
     if (this.#resources.has(key)) throw new ToolDefinitionError(`${this.#source}: resource "${key}" is registered twice`);
     this.#resources.set(key, value);
+  }
+
+  /** A plugin's resource, resource template or prompt. */
+  registerEntry(definition: EntryDefinition): void {
+    const problem = this.entries.add(entryOf(definition, this.#source));
+    if (problem !== null) throw new ToolDefinitionError(`${this.#source}: ${problem}`);
   }
 
   /** A plugin's own guardrail (src/tools/guardrail.ts); the guardrail stage runs it on the tools it names. */

@@ -1,6 +1,7 @@
 /** The public shapes of a tool: what a plugin defines and what a handler sees and returns. */
-import type { Logger } from 'pino';
 import type { UserIdentity } from '../callers/keys.ts';
+import type { EntryDefinition } from './entry-definitions.ts';
+import type { ElicitRequest, ElicitResult, SampleRequest, SampleResult, ToolLog } from './client-types.ts';
 import type { GuardrailDefinition } from './guardrail.ts';
 
 export type { UserIdentity };
@@ -95,7 +96,8 @@ export interface ToolContext {
   readonly session: SessionHandle | null;
   readonly deadline: number;
   readonly signal: AbortSignal;
-  readonly log: Logger;
+  /** pino's logger; also callable, `log(level, message, data?)`, which reaches an MCP client as `notifications/message`. */
+  readonly log: ToolLog;
   readonly resources: Resources;
   readonly caller: string | null;
   /** The verified user the call is made for (`{id: sub, groups, claims}`); null for an API key or an open service. */
@@ -105,6 +107,10 @@ export interface ToolContext {
   beat(): void;
   progress(done: number, total?: number): void;
   invoke(name: string, params: Record<string, unknown>): Promise<NestedResult>;
+  /** Asks the person at the caller's MCP client: a form (`schema`) or a URL (docs/plugins.md). */
+  elicit(request: ElicitRequest): Promise<ElicitResult>;
+  /** Asks the caller's MCP client for a model completion (`sampling/createMessage`). */
+  sample(request: SampleRequest): Promise<SampleResult>;
 }
 
 /** Where a plugin tool's handler runs (ToolDefinition.isolation). */
@@ -154,8 +160,14 @@ export interface ToolDefinition<P = Record<string, unknown>, V = unknown> {
 export interface PluginRegistry {
   registerTool(definition: ToolDefinition): void;
   registerResource(key: string, value: unknown): void;
+  /** An MCP resource, resource template or prompt (defineResource, defineResourceTemplate, definePrompt). */
+  registerEntry(definition: EntryDefinition): void;
   registerGuardrail(definition: GuardrailDefinition): void;
 }
 
 export type PluginExport =
-  ToolDefinition | GuardrailDefinition | (ToolDefinition | GuardrailDefinition)[] | ((registry: PluginRegistry) => void | Promise<void>);
+  | ToolDefinition
+  | GuardrailDefinition
+  | EntryDefinition
+  | (ToolDefinition | GuardrailDefinition | EntryDefinition)[]
+  | ((registry: PluginRegistry) => void | Promise<void>);

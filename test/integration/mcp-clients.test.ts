@@ -5,6 +5,7 @@
  */
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +18,7 @@ interface McpClient {
   protocolVersion(): string | undefined;
   listTools(): Promise<{ tools: Array<Record<string, any>> }>;
   callTool(name: string, args: unknown, onprogress?: (p: { progress: number; total?: number }) => void, signal?: AbortSignal): Promise<Record<string, any>>;
-  /** A request for a method toolport does not serve (prompts/list). */
+  /** A request for a method toolport does not serve (roots/list, a client's method; subscriptions/listen in 2026-07-28). */
   unknownMethod(): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -35,7 +36,7 @@ async function connect(flavour: Flavour, url: URL, headers: Record<string, strin
       listTools: () => client.listTools(),
       callTool: (name, args, onprogress, signal) =>
         client.callTool({ name, arguments: args as Record<string, unknown> }, undefined, { ...(onprogress && { onprogress }), ...(signal && { signal }) }),
-      unknownMethod: () => client.listPrompts(),
+      unknownMethod: () => client.request({ method: 'roots/list', params: {} }, EmptyResultSchema),
       close: () => client.close(),
     };
   }
@@ -47,8 +48,9 @@ async function connect(flavour: Flavour, url: URL, headers: Record<string, strin
     listTools: () => client.listTools(),
     callTool: (name, args, onprogress, signal) =>
       client.callTool({ name, arguments: args as Record<string, unknown> }, { ...(onprogress && { onprogress }), ...(signal && { signal }) }),
-    // listPrompts() answers [] without asking a server that has no prompts capability: ask directly.
-    unknownMethod: () => client.request({ method: 'prompts/list', params: {} }),
+    // A method of the client's era that toolport does not serve: subscriptions/listen exists only in 2026-07-28.
+    unknownMethod: () =>
+      client.request({ method: client.getNegotiatedProtocolVersion() === '2026-07-28' ? 'subscriptions/listen' : 'roots/list', params: {} } as never),
     close: () => client.close(),
   };
 }

@@ -51,7 +51,7 @@ describe('POST /mcp protocol', () => {
     });
 
     it('answers an unknown method with -32601 in-band, and a tools/call without a name with -32602', async () => {
-      const unknown = await rpc({ jsonrpc: '2.0', id: 4, method: 'prompts/list' });
+      const unknown = await rpc({ jsonrpc: '2.0', id: 4, method: 'roots/list' });
       expect(unknown.status).toBe(200);
       expect(unknown.body).toMatchObject({ id: 4, error: { code: -32601 } });
       const noName = await rpc({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { arguments: {} } });
@@ -96,7 +96,14 @@ describe('POST /mcp protocol', () => {
         });
         expect(body.result).toEqual({
           protocolVersion: answered,
-          capabilities: { tools: { listChanged: false }, resources: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+          capabilities: {
+            tools: { listChanged: false },
+            resources: { subscribe: true, listChanged: false },
+            prompts: { listChanged: false },
+            completions: {},
+            logging: {},
+            tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+          },
           serverInfo: { name: 'toolport', version: expect.any(String) },
         });
       }
@@ -171,7 +178,14 @@ describe('POST /mcp protocol', () => {
       expect(body.result).toEqual({
         resultType: 'complete',
         supportedVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
-        capabilities: { tools: { listChanged: false }, resources: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } },
+        capabilities: {
+          tools: { listChanged: false },
+          resources: { subscribe: true, listChanged: false },
+          prompts: { listChanged: false },
+          completions: {},
+          logging: {},
+          extensions: { 'io.modelcontextprotocol/tasks': {} },
+        },
         ttlMs: 0,
         cacheScope: 'private',
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'toolport', version: expect.any(String) } },

@@ -17,11 +17,12 @@
  * answering, so a progress report or a log line never lands after the result.
  */
 import { MessageChannel, type MessagePort, type TransferListItem } from 'node:worker_threads';
-import { pino, type Logger } from 'pino';
-import { StoreUnavailable } from '../../errors.ts';
-import { AuthorizationRequired, ToolFailure } from '../failure.ts';
-import type { AuthorizationLink } from '../outcome.ts';
+import { pino } from 'pino';
+import type { ElicitRequest, LogLevel, SampleRequest, ToolLog } from '../client-types.ts';
 import type { Credentials, NestedResult, Resources, SessionHandle, ToolContext, UserIdentity } from '../types.ts';
+import { errorData, reviveError, type ErrorData } from './error-data.ts';
+
+export { errorData, reviveError, type ErrorData };
 
 /** What the pool posts to run one handler. */
 export interface CallTask {
@@ -48,7 +49,7 @@ export interface ContextData {
   logLevel: string;
 }
 
-export type RequestMethod = 'invoke' | 'session.get' | 'session.getMany' | 'session.set' | 'session.delete' | 'credentials.get';
+export type RequestMethod = 'invoke' | 'session.get' | 'session.getMany' | 'session.set' | 'session.delete' | 'credentials.get' | 'elicit' | 'sample' | 'log';
 
 /** Worker → main, on parentPort. */
 export type WorkerMessage =
@@ -62,46 +63,6 @@ export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok:
 
 /** The task's result: what the handler returned or threw, and how many messages the worker sent before. */
 export type TaskOutcome = { sent: number; returned: unknown } | { sent: number; threw: ErrorData };
-
-/** An error as it crosses: the fields that decide how the call answers. */
-export interface ErrorData {
-  name: string;
-  message: string;
-  stack?: string;
-  code?: string;
-  detail?: string;
-  authorization?: AuthorizationLink;
-}
-
-export function errorData(error: unknown): ErrorData {
-  if (!(error instanceof Error)) return { name: 'Error', message: typeof error === 'string' ? error : String(error) };
-  const fields = error as Error & { code?: unknown; detail?: unknown; authorization?: AuthorizationLink };
-  return {
-    name: error.name,
-    message: error.message,
-    ...(error.stack !== undefined && { stack: error.stack }),
-    ...(typeof fields.code === 'string' && { code: fields.code }),
-    ...(typeof fields.detail === 'string' && { detail: fields.detail }),
-    ...(fields.authorization !== undefined && { authorization: fields.authorization }),
-  };
-}
-
-/** The error again, as the class the call pipeline answers for (ToolFailure, AuthorizationRequired, StoreUnavailable). */
-export function reviveError(data: ErrorData): Error {
-  let error: Error;
-  if (data.name === 'ToolFailure' && data.code !== undefined)
-    error = new ToolFailure(data.code as ToolFailure['code'], data.message, data.detail ?? data.message);
-  else if (data.name === 'AuthorizationRequired' && data.authorization !== undefined)
-    error = new AuthorizationRequired(data.authorization, data.message, data.detail ?? data.message);
-  else if (data.code === 'TP_STORE_UNAVAILABLE') error = new StoreUnavailable(data.message);
-  else {
-    error = new Error(data.message);
-    error.name = data.name;
-    Object.assign(error, data.code !== undefined && { code: data.code }, data.detail !== undefined && { detail: data.detail });
-  }
-  if (data.stack !== undefined) error.stack = data.stack;
-  return error;
-}
 
 export function contextData(context: ToolContext, logLevel: string): ContextData {
   return {
@@ -209,6 +170,9 @@ export class CallBridge {
     const key = args[0] as string;
     if (method === 'invoke') return context.invoke(key, args[1] as Record<string, unknown>);
     if (method === 'credentials.get') return context.credentials.get(key);
+    if (method === 'elicit') return context.elicit(args[0] as ElicitRequest);
+    if (method === 'sample') return context.sample(args[0] as SampleRequest);
+    if (method === 'log') return Promise.resolve(context.log(args[0] as LogLevel, args[1] as string, args[2]));
     if (session === null) return Promise.reject(new Error('this call has no session'));
     if (method === 'session.get') return session.get(key);
     if (method === 'session.getMany') return session.getMany(args[0] as string[]);
@@ -243,7 +207,7 @@ export class WorkerContext implements ToolContext {
   #nextId = 0;
   #beatAt = -Infinity;
   #signal: AbortSignal | null = null;
-  #log: Logger | null = null;
+  #log: ToolLog | null = null;
   #session: SessionHandle | null | undefined = undefined;
   #credentials: Credentials | null = null;
 
@@ -275,8 +239,20 @@ export class WorkerContext implements ToolContext {
     return (this.#signal ??= new AbortController().signal);
   }
 
-  get log(): Logger {
-    return (this.#log ??= pino({ level: this.#data.logLevel, base: null }, { write: (line: string) => this.#send({ seq: this.#seq, op: 'log', line }) }));
+  /** pino's lines cross as `log` messages; `log(level, message, data?)` as a request, so the main side tells the client too. */
+  get log(): ToolLog {
+    if (this.#log !== null) return this.#log;
+    const logger = pino({ level: this.#data.logLevel, base: null }, { write: (line: string) => this.#send({ seq: this.#seq, op: 'log', line }) });
+    const log = (level: LogLevel, message: string, data?: unknown) => void this.#request('log', [level, message, data]).catch(() => undefined);
+    return (this.#log = Object.setPrototypeOf(log, logger) as ToolLog);
+  }
+
+  elicit(request: ElicitRequest): ReturnType<ToolContext['elicit']> {
+    return this.#request('elicit', [request]) as ReturnType<ToolContext['elicit']>;
+  }
+
+  sample(request: SampleRequest): ReturnType<ToolContext['sample']> {
+    return this.#request('sample', [request]) as ReturnType<ToolContext['sample']>;
   }
 
   beat(): void {

@@ -10,6 +10,7 @@ import { CallContext, type Cancellation, type NestedCalls, type RunKey } from '.
 export type { RunKey };
 import type { CallIdentity, GuardrailAction } from '../outcome.ts';
 import type { ProgressListener } from '../progress.ts';
+import type { ClientChannel } from '../client-requests.ts';
 import type { RegisteredTool } from '../registry.ts';
 import type { SessionAnnouncement, SessionSource } from '../session-handle.ts';
 import type { Credentials, Resources, SessionHandle, UserIdentity } from '../types.ts';
@@ -67,6 +68,8 @@ export interface InvocationScope {
   taskId?: string;
   /** What was answered to the task's input requests (`tasks/update`, or a resume with answers), keyed as they were. */
   inputResponses?: Readonly<Record<string, unknown>>;
+  /** The caller's MCP client, for the handlers' `context.log`, `elicit` and `sample`; absent = none. */
+  client?: ClientChannel;
   /** The bearer the request presented (an API key, a token), named: the redaction stage keeps it out of results. */
   presented?: { readonly name: string; readonly value: string };
 }
@@ -153,6 +156,9 @@ export class PipelineCall {
       ...(scope.allows !== undefined && { allows: scope.allows }),
       progress: scope.progress ?? null,
       ...(this.credentials !== undefined && { credentials: this.credentials }),
+      ...(scope.client !== undefined && { client: scope.client }),
+      ...(scope.inputResponses !== undefined && { inputResponses: scope.inputResponses }),
+      ...(scope.taskId !== undefined && { inTask: true }),
     });
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { ResultRef, ResultResources } from '../../store/results.ts';
 import type { CallContext } from '../context.ts';
-import { AuthorizationRequired, ToolFailure, WaitsForPerson } from '../failure.ts';
+import { AuthorizationRequired, InputRequired, ToolFailure, WaitsForPerson } from '../failure.ts';
 import { explain } from '../explain.ts';
 import { authorizationRequired, failure, invocationResult, reasonOf, type CallIdentity, type InvocationResult, type ResultParts } from '../outcome.ts';
 import { settle, type Settled } from '../race.ts';
@@ -92,6 +92,12 @@ class HandlerStage implements Stage {
     if (error instanceof StoreUnavailable) throw error;
     // context.credentials.get of a credential the user has not connected.
     if (error instanceof AuthorizationRequired) return authorizationRequired(identity, error, this.#max);
+    // context.elicit or context.sample of a call that is asked by running it again with the answers.
+    if (error instanceof InputRequired) {
+      const result = failure(identity, 'input_required', `${tool.name} waits for its caller's client to answer`, 'the call asked its client', this.#max);
+      result.input_requests = error.requests;
+      return result;
+    }
     if (error instanceof WaitsForPerson) return waitingAsNested(identity, error.nested, this.#max);
     if (error instanceof ToolFailure) {
       context.log.warn({ code: error.code, detail: error.detail }, 'tool failed');
