@@ -55,6 +55,7 @@ export const nativeFormat: Format = {
       value: result.value,
       success: result.success,
       exclude_value_from_context: result.exclude_value_from_context,
+      ...(result.attachments !== undefined && { attachments: result.attachments }),
     };
   },
   turnMessages(results) {

@@ -1,16 +1,14 @@
 /** The public shapes of a tool: what a plugin defines and what a handler sees and returns. */
 import type { Logger } from 'pino';
 import type { UserIdentity } from '../callers/keys.ts';
+import type { Attachment } from '../schemas.ts';
 
 export type { UserIdentity };
 
 export type JsonSchema = Record<string, unknown>;
 
 /** An MCP content block other than text (an image, audio, a resource or a link to one): `type` names it. */
-export interface Attachment {
-  type: string;
-  [key: string]: unknown;
-}
+export type { Attachment };
 
 /** What a handler returns (docs/plugins.md). */
 export interface ToolResult<V = unknown> {
