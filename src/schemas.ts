@@ -127,7 +127,9 @@ export const invocationResultSchema = Type.Object({
     }),
   ),
   input_requests: Type.Optional(
-    Type.Record(Type.String(), Type.Unknown(), {
+    Type.Unsafe<Record<string, unknown>>({
+      type: 'object',
+      additionalProperties: true,
       description: 'with approval_required in a task whose approvers include the MCP client: the requests it may answer (tasks/update)',
     }),
   ),
