@@ -4,15 +4,20 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Three tiers, one run: `npm test` runs them all; `npm run test:unit` (seconds), `test:integration`
- * and `test:browser` run one. The browser tier is every test that drives headless Chromium (through
- * test/helpers/browser.ts, or launching it itself with CHROMIUM_PATH), found by reading the test files, so a new one
- * joins it without a change here.
+ * and `test:browser` run one. A tier is found by what a test file does, so a new test joins the
+ * right one without a change here: the browser tier drives headless Chromium (test/helpers/browser.ts,
+ * or CHROMIUM_PATH itself); a test under test/unit that starts processes of its own (a built copy,
+ * the server, a fresh Node) runs with the integration tier.
  */
-const INTEGRATION = 'test/integration';
-const BROWSER_TESTS = readdirSync(INTEGRATION, { recursive: true, encoding: 'utf8' })
-  .filter((file) => file.endsWith('.test.ts'))
-  .map((file) => join(INTEGRATION, file))
-  .filter((path) => /helpers\/browser\.ts'|CHROMIUM_PATH/.test(readFileSync(path, 'utf8')));
+function testFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.test.ts'))
+    .map((file) => join(dir, file));
+}
+
+const using = (pattern: RegExp) => (path: string) => pattern.test(readFileSync(path, 'utf8'));
+const BROWSER = testFiles('test/integration').filter(using(/helpers\/browser\.ts'|CHROMIUM_PATH/));
+const PROCESSES = testFiles('test/unit').filter(using(/from 'node:child_process'|support\/children\.ts'/));
 
 /** A throwaway redis-server for the tiers whose tests reach Redis (inject('redisUrl')). */
 const WITH_REDIS = ['test/helpers/global-setup.ts'];
@@ -22,9 +27,12 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], globalSetup: WITH_REDIS } },
-      { extends: true, test: { name: 'integration', include: [`${INTEGRATION}/**/*.test.ts`], exclude: BROWSER_TESTS, globalSetup: WITH_REDIS } },
-      { extends: true, test: { name: 'browser', include: BROWSER_TESTS } },
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: PROCESSES, globalSetup: WITH_REDIS } },
+      {
+        extends: true,
+        test: { name: 'integration', include: ['test/integration/**/*.test.ts', ...PROCESSES], exclude: BROWSER, globalSetup: WITH_REDIS },
+      },
+      { extends: true, test: { name: 'browser', include: BROWSER } },
     ],
   },
 });
