@@ -4,6 +4,8 @@
  * declarations; nothing here loads the service itself.
  */
 export { defineTool, ok, error } from './tools/define.ts';
+export { defineGuardrail } from './tools/guardrail.ts';
+export type { GuardrailDefinition, GuardrailVerdict, GuardrailCall, GuardrailOutput } from './tools/guardrail.ts';
 export type {
   ToolDefinition,
   ToolResult,
@@ -19,5 +21,5 @@ export type {
   NestedResult,
   JsonSchema,
 } from './tools/types.ts';
-export type { InvocationResult, ToolError, ErrorCode } from './tools/outcome.ts';
+export type { InvocationResult, ToolError, ErrorCode, GuardrailAction } from './tools/outcome.ts';
 export type { Config } from './config.ts';

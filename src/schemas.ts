@@ -64,6 +64,8 @@ export const ERROR_CODES = [
   'approval_denied',
   /** No one decided in time. */
   'approval_expired',
+  /** A guardrail refuses the arguments or the result (docs/guardrails.md); `detail` names it. */
+  'guardrail_denied',
 ] as const;
 
 export const toolErrorSchema = Type.Object({
@@ -88,6 +90,13 @@ export const approvalRefSchema = Type.Object({
   expires_at: Type.String({ format: 'date-time' }),
 });
 
+/** What a guardrail did to a call (docs/guardrails.md). */
+export const guardrailActionSchema = Type.Object({
+  name: Type.String(),
+  action: stringEnum(['redact', 'deny', 'flag']),
+  where: stringEnum(['input', 'output']),
+});
+
 export const authorizationLinkSchema = Type.Object({ credential: Type.String(), url: Type.String() });
 
 export const invocationResultSchema = Type.Object({
@@ -108,6 +117,11 @@ export const invocationResultSchema = Type.Object({
   approval: Type.Optional(
     Type.Object(approvalRefSchema.properties, {
       description: 'present when the call waits for (or was refused by) a person: the approval to decide at its url (docs/approvals.md)',
+    }),
+  ),
+  guardrails: Type.Optional(
+    Type.Array(guardrailActionSchema, {
+      description: 'present when a guardrail acted on the call (docs/guardrails.md): which, what it did, and on the arguments or the result',
     }),
   ),
   result_ref: Type.Optional(

@@ -64,6 +64,8 @@ export interface InvocationResult {
   attachments?: Attachment[];
   /** With `approval_required` in a task whose approvers include an MCP client: the requests it may answer. */
   input_requests?: Record<string, unknown>;
+  /** What the guardrails did to the call, when they did anything. */
+  guardrails?: { name: string; action: 'redact' | 'deny' | 'flag'; where: 'input' | 'output' }[];
   [member: string]: unknown;
 }
 

@@ -1,7 +1,7 @@
 /** The result of one call as every format reports it, and the tool-level failures (docs/formats.md). */
 import type { Static } from 'typebox';
 import type { ResultRef } from '../store/results.ts';
-import type { approvalRefSchema, authorizationLinkSchema, ERROR_CODES, InvocationAnswer, toolErrorSchema } from '../schemas.ts';
+import type { approvalRefSchema, authorizationLinkSchema, ERROR_CODES, guardrailActionSchema, InvocationAnswer, toolErrorSchema } from '../schemas.ts';
 import type { Attachment } from './types.ts';
 import { renderContent, withAttachmentsNamed } from './render.ts';
 
@@ -9,6 +9,9 @@ import { renderContent, withAttachmentsNamed } from './render.ts';
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export type ToolError = Static<typeof toolErrorSchema>;
+
+/** What a guardrail did to a call (docs/guardrails.md). */
+export type GuardrailAction = Static<typeof guardrailActionSchema>;
 
 /** A result as the dispatcher makes it: the answer's shape, `tool_message` set later by the HTTP edge. */
 export interface InvocationResult extends Omit<InvocationAnswer, 'tool_message'> {

@@ -10,6 +10,7 @@ import { checkToolApproval, type ToolApproval } from './approval.ts';
 import type { IdempotencyConfig, JsonSchema, PluginRegistry, Resources, ToolAnnotations, ToolDefinition, ToolExample } from './types.ts';
 import { SchemaCompileError, ToolDefinitionError } from '../errors.ts';
 import { checkAnnotations, checkIdempotency, fail, type NormalizedIdempotency } from './definition-checks.ts';
+import type { GuardrailDefinition } from './guardrail.ts';
 
 export type { NormalizedIdempotency } from './definition-checks.ts';
 
@@ -71,6 +72,7 @@ function definitionHash(name: string, description: string, parametersJson: strin
 export class ToolRegistry implements PluginRegistry {
   readonly #tools = new Map<string, RegisteredTool>();
   readonly #resources = new Map<string, unknown>();
+  readonly #guardrails = new Map<string, GuardrailDefinition>();
   readonly #ajv = createToolAjv();
   #upstreamAjv: ReturnType<typeof createUpstreamAjv> | null = null;
   /** Compiled validators by mode and schema hash: equal schemas (the same one in many operations) compile once. */
@@ -105,6 +107,21 @@ export class ToolRegistry implements PluginRegistry {
     if (typeof key !== 'string' || key === '') throw new ToolDefinitionError(`${this.#source}: a resource needs a non-empty string key`);
     if (this.#resources.has(key)) throw new ToolDefinitionError(`${this.#source}: resource "${key}" is registered twice`);
     this.#resources.set(key, value);
+  }
+
+  /** A plugin's own guardrail (src/tools/guardrail.ts); the guardrail stage runs it on the tools it names. */
+  registerGuardrail(definition: GuardrailDefinition): void {
+    const name = (definition as { name?: unknown }).name;
+    if (typeof name !== 'string' || name === '') throw new ToolDefinitionError(`${this.#source}: a guardrail needs a non-empty name`);
+    if (this.#guardrails.has(name)) throw new ToolDefinitionError(`${this.#source}: guardrail "${name}" is registered twice`);
+    if (definition.input === undefined && definition.output === undefined)
+      throw new ToolDefinitionError(`${this.#source}: guardrail "${name}" needs an input or an output check`);
+    this.#guardrails.set(name, definition);
+  }
+
+  /** The plugins' guardrails, in the order they were registered. */
+  guardrails(): GuardrailDefinition[] {
+    return [...this.#guardrails.values()];
   }
 
   registerTool(definition: ToolDefinition, options: RegisterOptions = {}): void {

@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { UserIdentity } from '../callers/keys.ts';
 import type { Attachment } from '../schemas.ts';
+import type { GuardrailDefinition } from './guardrail.ts';
 
 export type { UserIdentity };
 
@@ -145,6 +146,8 @@ export interface ToolDefinition<P = Record<string, unknown>, V = unknown> {
 export interface PluginRegistry {
   registerTool(definition: ToolDefinition): void;
   registerResource(key: string, value: unknown): void;
+  registerGuardrail(definition: GuardrailDefinition): void;
 }
 
-export type PluginExport = ToolDefinition | ToolDefinition[] | ((registry: PluginRegistry) => void | Promise<void>);
+export type PluginExport =
+  ToolDefinition | GuardrailDefinition | (ToolDefinition | GuardrailDefinition)[] | ((registry: PluginRegistry) => void | Promise<void>);
