@@ -1,4 +1,5 @@
 /** JSON Schemas of the HTTP payloads: documentation in the OpenAPI document and compiled serializers. */
+import Type, { type Static, type TSchema } from 'typebox';
 
 export const problemSchema = {
   $id: 'Problem',
@@ -18,122 +19,150 @@ export const problemSchema = {
 
 const anyJson = { description: 'any JSON value' };
 
-export const invocationResultSchema = {
-  type: 'object' as const,
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    success: { type: 'boolean' },
-    message: { type: 'string' },
-    value: anyJson,
-    exclude_value_from_context: { type: 'boolean' },
-    error: {
-      type: ['object', 'null'],
-      properties: {
-        code: {
-          type: 'string',
-          enum: [
-            'unknown_tool',
-            'invalid_arguments',
-            'handler_error',
-            'deadline_exceeded',
-            'in_progress',
-            'result_invalid',
-            'tool_failed',
-            'cancelled',
-            'upstream_rejected',
-            'upstream_unavailable',
-            'upstream_busy',
-            'tool_crashed',
-            'tool_changed',
-            'authorization_required',
-            'approval_required',
-            'policy_denied',
-            'approval_denied',
-            'approval_expired',
-            'guardrail_denied',
-            'outcome_unknown',
-            'input_required',
-            'input_unavailable',
-          ],
-        },
-        detail: { type: 'string' },
-        retry_after_s: { type: 'integer', description: "set when waiting this long is known to help (an upstream's open breaker or spent rate)" },
-      },
-      required: ['code', 'detail'],
-    },
-    content: { type: 'string', description: 'the text the model should see' },
-    tool_message: { ...anyJson, description: 'the provider-native result message, ready to append' },
-    replayed: { type: 'boolean' },
-    effect_id: { type: ['string', 'null'] },
-    lost_at: { type: 'string', description: 'with outcome_unknown: when the lost run started' },
-    idempotency_key: { type: ['string', 'null'] },
-    tool_hash: { type: ['string', 'null'] },
-    duration_ms: { type: 'number' },
-    approval: {
-      type: 'object',
+/**
+ * The result of one call, the one source of its shape: the TypeScript types (tools/outcome.ts) are
+ * derived from it, the JSON answers are serialized with it and the OpenAPI document shows it. A field
+ * missing here is missing from JSON answers, so every field a result may carry is declared here.
+ */
+
+/** A string of a fixed set, as `{type, enum}` (a union of literals would be an anyOf, slower to serialize). */
+function stringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+/** The schema or null, as `type: [t, 'null']` (an anyOf would be slower to serialize). */
+function nullable<T extends TSchema & { type: string }>(schema: T) {
+  return Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] });
+}
+
+export const ERROR_CODES = [
+  'unknown_tool',
+  'invalid_arguments',
+  'handler_error',
+  'deadline_exceeded',
+  'in_progress',
+  'result_invalid',
+  'tool_failed',
+  'cancelled',
+  /** An HTTP or OpenAPI tool's endpoint answered 4xx (docs/tool-sources.md). */
+  'upstream_rejected',
+  /** The endpoint or MCP server behind a tool did not answer, answered 5xx or broke its protocol. */
+  'upstream_unavailable',
+  /** The upstream's max_concurrency or rate_per_min left no room for the call in time (docs/tool-sources.md). */
+  'upstream_busy',
+  /** An isolated handler's worker died under it: out of memory, process.exit, or an error thrown outside the handler. Not retryable. */
+  'tool_crashed',
+  /** A pinned upstream tool changed and the change is not accepted yet. */
+  'tool_changed',
+  /** The calling user has not connected a credential the tool needs (or its refresh failed): see `authorization`. */
+  'authorization_required',
+  /** The call waits for a person's approval (docs/approvals.md); repeating it later returns the outcome. */
+  'approval_required',
+  /** A policy rule refuses the call. */
+  'policy_denied',
+  /** A person refused the call. */
+  'approval_denied',
+  /** No one decided in time. */
+  'approval_expired',
+  /** A guardrail refuses the arguments or the result (docs/guardrails.md); `detail` names it. */
+  'guardrail_denied',
+  /** An identical call was lost after it started (docs/ledger.md): nothing runs until an admin resolves it. */
+  'outcome_unknown',
+  /** The handler asked the caller's client something (context.elicit, context.sample): see `input_requests`. */
+  'input_required',
+  /** The handler asked the caller's client something, and the caller has no way to answer. */
+  'input_unavailable',
+] as const;
+
+export const toolErrorSchema = Type.Object({
+  code: stringEnum(ERROR_CODES),
+  detail: Type.String(),
+  retry_after_s: Type.Optional(Type.Integer({ description: "set when waiting this long is known to help (an upstream's open breaker or spent rate)" })),
+});
+
+/** A content block the text cannot hold (an MCP image, audio, resource or resource_link block), passed as it is. */
+export type Attachment = { type: string; [key: string]: unknown };
+
+const attachmentSchema = Type.Unsafe<Attachment>(
+  Type.Object({ type: Type.String({ description: 'image, audio, resource, resource_link…' }) }, { additionalProperties: true }),
+);
+
+export const resultRefSchema = Type.Object({ uri: Type.String(), url: Type.String(), chars: Type.Integer({ description: "the whole content's length" }) });
+
+export const approvalRefSchema = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  status: stringEnum(['pending', 'approved', 'denied', 'expired', 'executed']),
+  expires_at: Type.String({ format: 'date-time' }),
+});
+
+/** What a guardrail did to a call (docs/guardrails.md). */
+export const guardrailActionSchema = Type.Object({
+  name: Type.String(),
+  action: stringEnum(['redact', 'deny', 'flag']),
+  where: stringEnum(['input', 'output']),
+});
+
+export const authorizationLinkSchema = Type.Object({ credential: Type.String(), url: Type.String() });
+
+export const invocationResultSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  success: Type.Boolean(),
+  message: Type.String(),
+  value: Type.Unknown(anyJson),
+  exclude_value_from_context: Type.Boolean(),
+  error: nullable(toolErrorSchema),
+  content: Type.String({ description: 'the text the model should see' }),
+  tool_message: Type.Unknown({ ...anyJson, description: 'the provider-native result message, ready to append' }),
+  replayed: Type.Boolean(),
+  effect_id: nullable(Type.String()),
+  lost_at: Type.Optional(Type.String({ description: 'with outcome_unknown: when the lost run started' })),
+  idempotency_key: nullable(Type.String()),
+  tool_hash: nullable(Type.String()),
+  duration_ms: Type.Number(),
+  approval: Type.Optional(
+    Type.Object(approvalRefSchema.properties, {
       description: 'present when the call waits for (or was refused by) a person: the approval to decide at its url (docs/approvals.md)',
-      properties: {
-        id: { type: 'string' },
-        url: { type: 'string' },
-        status: { type: 'string', enum: ['pending', 'approved', 'denied', 'expired', 'executed'] },
-        expires_at: { type: 'string', format: 'date-time' },
-      },
-      required: ['id', 'url', 'status', 'expires_at'],
-    },
-    guardrails: {
-      type: 'array',
+    }),
+  ),
+  guardrails: Type.Optional(
+    Type.Array(guardrailActionSchema, {
       description: 'present when a guardrail acted on the call (docs/guardrails.md): which, what it did, and on the arguments or the result',
-      items: {
-        type: 'object',
-        properties: {
-          name: { type: 'string' },
-          action: { type: 'string', enum: ['redact', 'deny', 'flag'] },
-          where: { type: 'string', enum: ['input', 'output'] },
-        },
-        required: ['name', 'action', 'where'],
-      },
-    },
-    result_ref: {
-      type: 'object',
+    }),
+  ),
+  result_ref: Type.Optional(
+    Type.Object(resultRefSchema.properties, {
       description: 'present when content was cut: where its whole is kept for RESULT_TTL_S (GET the url, MCP resources/read the uri, or the result_read tool)',
-      properties: { uri: { type: 'string' }, url: { type: 'string' }, chars: { type: 'integer' } },
-      required: ['uri', 'url', 'chars'],
-    },
-    authorization: {
-      type: 'object',
+    }),
+  ),
+  authorization: Type.Optional(
+    Type.Object(authorizationLinkSchema.properties, {
       description:
         'present with authorization_required: a single-use link (10 minutes, bound to the calling user) where the person connects the credential; then the same call works',
-      properties: { credential: { type: 'string' }, url: { type: 'string' } },
-      required: ['credential', 'url'],
-    },
-  },
-  required: [
-    'id',
-    'name',
-    'success',
-    'message',
-    'value',
-    'exclude_value_from_context',
-    'error',
-    'content',
-    'tool_message',
-    'replayed',
-    'effect_id',
-    'idempotency_key',
-    'tool_hash',
-    'duration_ms',
-  ],
-};
+    }),
+  ),
+  attachments: Type.Optional(
+    Type.Array(attachmentSchema, {
+      description: "present when the tool returned content blocks besides text (images, audio, resources): each as MCP's content block",
+    }),
+  ),
+  input_requests: Type.Optional(
+    Type.Unsafe<Record<string, unknown>>({
+      type: 'object',
+      additionalProperties: true,
+      description: 'with approval_required in a task whose approvers include the MCP client: the requests it may answer (tasks/update)',
+    }),
+  ),
+});
 
-export const turnResultSchema = {
-  type: 'object' as const,
-  properties: {
-    results: { type: 'array', items: invocationResultSchema },
-    messages: { type: 'array', items: anyJson, description: 'what to append to the conversation' },
-  },
-  required: ['results', 'messages'],
-};
+/** A result as JSON answers carry it (`tool_message` set by the HTTP edge). */
+export type InvocationAnswer = Static<typeof invocationResultSchema>;
+
+export const turnResultSchema = Type.Object({
+  results: Type.Array(invocationResultSchema),
+  messages: Type.Array(Type.Unknown(anyJson), { description: 'what to append to the conversation' }),
+});
 
 export const toolListSchema = {
   type: 'object',

@@ -27,6 +27,14 @@ export interface InvokeOptions {
 export interface ToolError {
   code: string;
   detail: string;
+  /** Set when waiting this many seconds is known to help (an upstream's open breaker or spent rate). */
+  retry_after_s?: number;
+}
+
+/** A content block besides text (an MCP image, audio, resource or resource_link block): `type` names it. */
+export interface Attachment {
+  type: string;
+  [key: string]: unknown;
 }
 
 export interface InvocationResult {
@@ -50,6 +58,12 @@ export interface InvocationResult {
   result_ref?: { uri: string; url: string; chars: number };
   /** A call held for a person's approval. */
   approval?: { id: string; url: string; status: string; expires_at: string };
+  /** With `authorization_required`: the single-use link where the person connects the credential. */
+  authorization?: { credential: string; url: string };
+  /** The tool's content blocks besides text (images, audio, resources), as MCP content blocks. */
+  attachments?: Attachment[];
+  /** With `approval_required` in a task whose approvers include an MCP client: the requests it may answer. */
+  input_requests?: Record<string, unknown>;
   /** What the guardrails did to the call, when they did anything. */
   guardrails?: { name: string; action: 'redact' | 'deny' | 'flag'; where: 'input' | 'output' }[];
   [member: string]: unknown;

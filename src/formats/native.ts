@@ -3,6 +3,7 @@ import { NoToolCall } from '../errors.ts';
 import type { ToolCall } from '../tools/invoke.ts';
 import type { InvocationResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
+import type { ToolResult } from '../tools/types.ts';
 import { isObject } from '../json.ts';
 import type { Format, ParsedCalls, ToolChoice } from './types.ts';
 
@@ -50,12 +51,14 @@ export const nativeFormat: Format = {
     };
   },
   toolMessage(result: InvocationResult) {
-    return {
+    const message: ToolResult = {
       message: result.message,
       value: result.value,
       success: result.success,
       exclude_value_from_context: result.exclude_value_from_context,
     };
+    if (result.attachments !== undefined) message.attachments = result.attachments;
+    return message;
   },
   turnMessages(results) {
     return results.map((r) => this.toolMessage(r));

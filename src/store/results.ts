@@ -3,6 +3,8 @@
  * RESULT_TTL_S for the caller that made the call. Each backend (memory/, redis/) keeps them alike.
  */
 import { randomUUID } from 'node:crypto';
+import type { Static } from 'typebox';
+import type { resultRefSchema } from '../schemas.ts';
 
 export interface KeptResult {
   /** A random UUID: the `<id>` of toolport://results/<id>. */
@@ -26,12 +28,7 @@ export interface ResultStore {
 }
 
 /** How a result names its kept whole (docs/large-results.md `result_ref`). */
-export interface ResultRef {
-  uri: string;
-  url: string;
-  /** The whole content's length. */
-  chars: number;
-}
+export type ResultRef = Static<typeof resultRefSchema>;
 
 const RESULT_URI = /^toolport:\/\/results\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 export const RESULT_ID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';

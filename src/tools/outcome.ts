@@ -1,108 +1,28 @@
 /** The result of one call as every format reports it, and the tool-level failures (docs/formats.md). */
+import type { Static } from 'typebox';
 import type { ResultRef } from '../store/results.ts';
+import type { approvalRefSchema, authorizationLinkSchema, ERROR_CODES, guardrailActionSchema, InvocationAnswer, toolErrorSchema } from '../schemas.ts';
 import type { Attachment } from './types.ts';
 import { renderContent, withAttachmentsNamed } from './render.ts';
 
-export type ErrorCode =
-  | 'unknown_tool'
-  | 'invalid_arguments'
-  | 'handler_error'
-  | 'deadline_exceeded'
-  | 'in_progress'
-  | 'result_invalid'
-  | 'tool_failed'
-  | 'cancelled'
-  /** An HTTP or OpenAPI tool's endpoint answered 4xx (docs/tool-sources.md). */
-  | 'upstream_rejected'
-  /** The endpoint or MCP server behind a tool did not answer, answered 5xx or broke its protocol. */
-  | 'upstream_unavailable'
-  /** The upstream's max_concurrency or rate_per_min left no room for the call in time (docs/tool-sources.md). */
-  | 'upstream_busy'
-  /** An isolated handler's worker died under it: out of memory, process.exit, or an error thrown outside the handler. Not retryable. */
-  | 'tool_crashed'
-  /** A pinned upstream tool changed and the change is not accepted yet. */
-  | 'tool_changed'
-  /** The calling user has not connected a credential the tool needs (or its refresh failed): see `authorization`. */
-  | 'authorization_required'
-  /** The call waits for a person's approval (docs/approvals.md); repeating it later returns the outcome. */
-  | 'approval_required'
-  /** A policy rule refuses the call. */
-  | 'policy_denied'
-  /** A person refused the call. */
-  | 'approval_denied'
-  /** No one decided in time. */
-  | 'approval_expired'
-  /** An identical call was lost after it started (docs/ledger.md): nothing runs until an admin resolves it. */
-  | 'outcome_unknown'
-  /** The handler asked the caller's client something (context.elicit, context.sample): see `input_requests`. */
-  | 'input_required'
-  /** The handler asked the caller's client something, and the caller has no way to answer. */
-  | 'input_unavailable'
-  /** A guardrail refuses the arguments or the result (docs/guardrails.md); `detail` names it. */
-  | 'guardrail_denied';
+/** The tool-level failure codes (docs/formats.md); each is commented where the schema lists it. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export type ToolError = Static<typeof toolErrorSchema>;
 
 /** What a guardrail did to a call (docs/guardrails.md). */
-export interface GuardrailAction {
-  name: string;
-  action: 'redact' | 'deny' | 'flag';
-  where: 'input' | 'output';
-}
+export type GuardrailAction = Static<typeof guardrailActionSchema>;
 
-export interface ToolError {
-  code: ErrorCode;
-  detail: string;
-  /** Set when waiting this many seconds is known to help: an upstream's open breaker or spent rate. */
-  retry_after_s?: number;
-}
-
-export interface InvocationResult {
-  id: string;
-  name: string;
-  success: boolean;
-  message: string;
-  value: unknown;
-  exclude_value_from_context: boolean;
-  error: ToolError | null;
-  content: string;
-  replayed: boolean;
-  effect_id: string | null;
-  /** Set with `outcome_unknown`: when the lost run started (ISO 8601). */
-  lost_at?: string;
-  idempotency_key: string | null;
-  tool_hash: string | null;
-  duration_ms: number;
-  /** Non-text content blocks of the handler's result (ToolResult.attachments), absent when none. */
-  attachments?: Attachment[];
-  /** Set by the HTTP edge: the result as the request's format appends it to a conversation. */
+/** A result as the dispatcher makes it: the answer's shape, `tool_message` set later by the HTTP edge. */
+export interface InvocationResult extends Omit<InvocationAnswer, 'tool_message'> {
   tool_message?: unknown;
-  /** Set when `content` was cut and its whole is kept as a result resource (docs/large-results.md). */
-  result_ref?: ResultRef;
-  /** Set with `authorization_required`: where the person connects the credential (docs/credentials.md). */
-  authorization?: AuthorizationLink;
-  /** Set when the call waits for, or was refused by, a person (docs/approvals.md). */
-  approval?: ApprovalRef;
-  /**
-   * Set with `approval_required` in a task whose approvers include the client (the form its MCP client may answer),
-   * and with `input_required` (what the handler asked): keyed requests, answered by key (tasks/update, POST /tasks/{id}/input).
-   */
-  input_requests?: Record<string, unknown>;
-  /** What the guardrails did to the call, when they did anything (docs/guardrails.md). */
-  guardrails?: GuardrailAction[];
 }
 
 /** A single-use link, bound to the calling user, where the person connects a credential. */
-export interface AuthorizationLink {
-  credential: string;
-  url: string;
-}
+export type AuthorizationLink = Static<typeof authorizationLinkSchema>;
 
 /** How a result names its approval; every edge renders it its own way (HTTP, a task, MCP). */
-export interface ApprovalRef {
-  id: string;
-  url: string;
-  status: 'pending' | 'approved' | 'denied' | 'expired' | 'executed';
-  expires_at: string;
-}
+export type ApprovalRef = Static<typeof approvalRefSchema>;
 
 export interface CallIdentity {
   id: string;

@@ -1,5 +1,6 @@
 /** The public shapes of a tool: what a plugin defines and what a handler sees and returns. */
 import type { UserIdentity } from '../callers/keys.ts';
+import type { Attachment } from '../schemas.ts';
 import type { EntryDefinition } from './entry-definitions.ts';
 import type { ElicitRequest, ElicitResult, SampleRequest, SampleResult, ToolLog } from './client-types.ts';
 import type { GuardrailDefinition } from './guardrail.ts';
@@ -9,10 +10,7 @@ export type { UserIdentity };
 export type JsonSchema = Record<string, unknown>;
 
 /** An MCP content block other than text (an image, audio, a resource or a link to one): `type` names it. */
-export interface Attachment {
-  type: string;
-  [key: string]: unknown;
-}
+export type { Attachment };
 
 /** What a handler returns (docs/plugins.md). */
 export interface ToolResult<V = unknown> {
