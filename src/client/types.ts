@@ -51,6 +51,8 @@ export interface InvocationResult {
   tool_message: unknown;
   replayed: boolean;
   effect_id: string | null;
+  /** With `outcome_unknown`: when the lost run started (ISO 8601). */
+  lost_at?: string;
   idempotency_key: string | null;
   tool_hash: string | null;
   duration_ms: number;

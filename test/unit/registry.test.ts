@@ -65,7 +65,7 @@ describe('ToolRegistry: registering a tool', () => {
     expect(found.examples).toEqual([{ description: 'by id', input: { id: 'r1' }, output: null }]);
     expect(found.annotations).toEqual({ read_only: true, open_world: false });
     expect(found.timeoutMs).toBe(2500);
-    expect(found.idempotency).toEqual({ strategy: 'params', param_keys: ['id'], ttl_s: 86400, scope: 'session' });
+    expect(found.idempotency).toEqual({ strategy: 'params', param_keys: ['id'], ttl_s: 86400, scope: 'session', on_lost: 'unknown' });
   });
 
   it('accepts names of 1 and 64 characters made of a-z, 0-9, _ and -', () => {
@@ -206,7 +206,7 @@ describe('ToolRegistry: refusing a bad definition names the module and the tool'
 
   it('accepts idempotency that never expires (ttl_s null) and a custom key function', () => {
     const found = registered(tool({ idempotency: { strategy: 'custom', key: () => 'k', ttl_s: null, scope: 'global' } }));
-    expect(found.idempotency).toEqual({ strategy: 'custom', ttl_s: null, scope: 'global' });
+    expect(found.idempotency).toEqual({ strategy: 'custom', ttl_s: null, scope: 'global', on_lost: 'unknown' });
     expect(found.keyFunction).toBeTypeOf('function');
   });
 
