@@ -11,6 +11,9 @@ import {
   ErrorCode,
   McpError,
   ProgressNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type Tool,
@@ -30,6 +33,14 @@ export const FIRST_RESTART_DELAY_MS = 500;
 export const MAX_RESTART_DELAY_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 30_000;
 const MAX_TOOL_PAGES = 100;
+
+/** What the source is told of its server. */
+export interface UpstreamListener {
+  /** The tools, at each connection and whenever a list (tools, resources, prompts) changed; the rest is read through `client`. */
+  listed(tools: Tool[], client: Client): Promise<void>;
+  /** A resource subscribed to changed (the server's own URI). */
+  updated(uri: string): void;
+}
 
 /** Told of the server's progress reports: the call's context. */
 type ProgressListener = Pick<ToolContext, 'progress'>;
@@ -109,7 +120,7 @@ export class McpUpstream {
   readonly #config: McpServerConfig;
   readonly #log: Logger;
   readonly #clientInfo: { name: string; version: string };
-  readonly #onTools: (tools: Tool[]) => Promise<void>;
+  readonly #listener: UpstreamListener;
   readonly #http: Dispatcher | null;
   /** The connection being made or in use; replaced on each (re)connection. */
   #client: Client | null = null;
@@ -131,12 +142,12 @@ export class McpUpstream {
   #calls = 0;
 
   /** `http`: the connection pool for a server over HTTP. */
-  constructor(config: McpServerConfig, log: Logger, version: string, onTools: (tools: Tool[]) => Promise<void>, http: Dispatcher | null = null) {
+  constructor(config: McpServerConfig, log: Logger, version: string, listener: UpstreamListener, http: Dispatcher | null = null) {
     this.#config = config;
     this.#http = http;
     this.#log = log;
     this.#clientInfo = { name: 'toolport', version };
-    this.#onTools = onTools;
+    this.#listener = listener;
   }
 
   get up(): boolean {
@@ -166,7 +177,9 @@ export class McpUpstream {
     this.#client = client;
     client.onclose = () => this.#lost(client, 'the connection closed');
     client.onerror = (err) => this.#log.debug({ err: err.message }, 'MCP transport error');
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refresh());
+    for (const changed of [ToolListChangedNotificationSchema, ResourceListChangedNotificationSchema, PromptListChangedNotificationSchema])
+      client.setNotificationHandler(changed, () => this.refresh());
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, ({ params }) => this.#listener.updated(params.uri));
     client.setNotificationHandler(ProgressNotificationSchema, ({ params }) =>
       this.#progress.get(String(params.progressToken))?.progress(params.progress, params.total),
     );
@@ -176,7 +189,7 @@ export class McpUpstream {
       if (transport instanceof StdioTransport && transport.pid !== null) trackChild((this.#pid = transport.pid));
       const tools = await this.#listTools(client);
       if (this.#client !== client) return;
-      await this.#onTools(tools);
+      await this.#listener.listed(tools, client);
       this.#state = 'up';
       this.#downReason = null;
       this.#upSince = Date.now();
@@ -220,7 +233,7 @@ export class McpUpstream {
       if (client === null || this.#client !== client || this.#state !== 'up') return;
       try {
         const tools = await this.#listTools(client);
-        if (this.#client === client) await this.#onTools(tools);
+        if (this.#client === client) await this.#listener.listed(tools, client);
       } catch (err) {
         this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP tool list not refreshed');
       }
