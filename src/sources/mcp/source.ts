@@ -53,7 +53,7 @@ export class McpSource {
     this.#deps = deps;
     this.#log = deps.log.child({ upstream: config.source });
     this.federation = new McpFederation(config, deps.registry.entries, deps.store, this.#log);
-    const listener = { listed: (tools: Tool[], client: Client) => this.#apply(tools, client), updated: (uri: string) => this.federation.onUpdated(uri) };
+    const listener = { listed: (tools: Tool[], client: Client | null) => this.#apply(tools, client), updated: (uri: string) => this.federation.onUpdated(uri) };
     this.upstream = new McpUpstream(config.server, this.#log, deps.version, listener, deps.http);
   }
 
@@ -84,9 +84,10 @@ export class McpSource {
   }
 
   /** The server's current lists become the source's tools and entries (after pin checks). */
-  async #apply(tools: readonly Tool[], client: Client): Promise<void> {
+  async #apply(tools: readonly Tool[], client: Client | null): Promise<void> {
     await this.#applyTools(tools);
-    await this.federation.apply(client, tools).catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP resources and prompts not read'));
+    if (client !== null)
+      await this.federation.apply(client, tools).catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP resources and prompts not read'));
   }
 
   async #applyTools(tools: readonly Tool[]): Promise<void> {

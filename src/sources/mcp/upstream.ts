@@ -26,7 +26,8 @@ import type { McpServerConfig } from './config.ts';
 import { UndiciStreamableHttpTransport } from './http-transport.ts';
 import { CallHeaders } from './call-headers.ts';
 import { ANY_RESULT, checkCallToolResult } from './call-result.ts';
-import { StdioTransport } from './stdio-transport.ts';
+import { liveChildren, StdioTransport, trackChild } from './stdio-transport.ts';
+import { callStatelessTool, StatelessError, StatelessUpstream, type Asker } from './stateless.ts';
 import { ToolDefinitionError, UpstreamDown } from '../../errors.ts';
 
 export const FIRST_RESTART_DELAY_MS = 500;
@@ -37,7 +38,7 @@ const MAX_TOOL_PAGES = 100;
 /** What the source is told of its server. */
 export interface UpstreamListener {
   /** The tools, at each connection and whenever a list (tools, resources, prompts) changed; the rest is read through `client`. */
-  listed(tools: Tool[], client: Client): Promise<void>;
+  listed(tools: Tool[], client: Client | null): Promise<void>;
   /** A resource subscribed to changed (the server's own URI). */
   updated(uri: string): void;
 }
@@ -50,8 +51,8 @@ export interface UpstreamCallOptions {
   end: Cancellation | AbortSignal;
   /** Epoch ms: the call's deadline (the request timeout is set a little after it; the signal fires first). */
   deadline: number;
-  /** Told of the server's progress reports (the call's context). */
-  progress: ProgressListener;
+  /** Told of the server's progress reports, and asked its questions (the call's context). */
+  progress: ProgressListener & Asker;
   /** Headers of this call only (the calling user's credentials), for a server over HTTP. */
   headers?: Record<string, string>;
 }
@@ -98,24 +99,6 @@ class EndSignal implements CancelListener {
   }
 }
 
-/** Children still alive, killed if the service exits without closing them (a crash, process.exit). */
-const liveChildren = new Set<number>();
-let exitHookInstalled = false;
-function trackChild(pid: number): void {
-  liveChildren.add(pid);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const child of liveChildren) {
-      try {
-        process.kill(child, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  });
-}
-
 export class McpUpstream {
   readonly #config: McpServerConfig;
   readonly #log: Logger;
@@ -124,6 +107,8 @@ export class McpUpstream {
   readonly #http: Dispatcher | null;
   /** The connection being made or in use; replaced on each (re)connection. */
   #client: Client | null = null;
+  /** A 2026-07-28 server spoken to statelessly (it answered `server/discover`); null: the handshake era. */
+  #stateless: StatelessUpstream | null = null;
   #pid: number | null = null;
   #state: 'starting' | 'up' | 'down' | 'closed' = 'starting';
   #downReason: string | null = null;
@@ -173,6 +158,11 @@ export class McpUpstream {
   async #connect(first = false): Promise<void> {
     this.#restartTimer = null;
     if (this.#state === 'closed') return;
+    const config = this.#config;
+    if (config.kind === 'http' && this.#http !== null) {
+      const stateless = new StatelessUpstream(new URL(config.url), this.#http, config.headers);
+      if (await stateless.discover()) return this.#connectStateless(stateless, first);
+    }
     const client = new Client(this.#clientInfo, { capabilities: {} });
     this.#client = client;
     client.onclose = () => this.#lost(client, 'the connection closed');
@@ -226,9 +216,31 @@ export class McpUpstream {
     return tools;
   }
 
+  /** A server that answered `server/discover`: its tools listed statelessly, its calls each a request of their own. */
+  async #connectStateless(stateless: StatelessUpstream, first: boolean): Promise<void> {
+    this.#stateless = stateless;
+    try {
+      const tools = await stateless.listTools(MAX_TOOL_PAGES, CONNECT_TIMEOUT_MS);
+      if (this.#stateless !== stateless) return;
+      await this.#listener.listed(tools, null);
+      this.#state = 'up';
+      this.#downReason = null;
+      this.#upSince = Date.now();
+      this.#log.debug({ tools: tools.length }, 'MCP server (2026-07-28, stateless) reached');
+    } catch (err) {
+      if (first && err instanceof ToolDefinitionError) {
+        await this.close();
+        throw err;
+      }
+      this.#lost(stateless, err instanceof Error ? err.message : String(err));
+    }
+  }
+
   /** Reads the tool list again (on list_changed, or when a pin was accepted); refreshes run one at a time. */
   refresh(): Promise<void> {
     const client = this.#client;
+    const stateless = this.#stateless;
+    if (stateless !== null) return (this.#refreshing = this.#refreshing.then(() => this.#connectStateless(stateless, false)));
     this.#refreshing = this.#refreshing.then(async () => {
       if (client === null || this.#client !== client || this.#state !== 'up') return;
       try {
@@ -242,9 +254,10 @@ export class McpUpstream {
   }
 
   /** The connection `client` is gone or failed: the server is down until the restart after the backoff. */
-  #lost(client: Client, reason: string): void {
-    if (this.#client !== client || this.#state === 'closed') return;
+  #lost(client: Client | StatelessUpstream, reason: string): void {
+    if ((this.#client ?? this.#stateless) !== client || this.#state === 'closed') return;
     this.#client = null;
+    this.#stateless = null;
     if (this.#pid !== null) liveChildren.delete(this.#pid);
     this.#pid = null;
     // A server that stayed up longer than the longest delay starts its backoff over.
@@ -254,14 +267,17 @@ export class McpUpstream {
     const delay = this.#delayMs;
     this.#delayMs = Math.min(this.#delayMs * 2, MAX_RESTART_DELAY_MS);
     this.#log.warn({ reason: this.#downReason, retryInMs: delay }, 'MCP server is down');
-    client.onclose = undefined;
-    client.close().catch(() => {});
+    if (client instanceof Client) {
+      client.onclose = undefined;
+      client.close().catch(() => {});
+    }
     this.#restartTimer = setTimeout(() => void this.#connect(), delay);
     this.#restartTimer.unref();
   }
 
   /** Forwards one tools/call; the call's end sends notifications/cancelled upstream. */
   async callTool(name: string, args: Record<string, unknown>, options: UpstreamCallOptions): Promise<CallToolResult> {
+    if (this.#stateless !== null) return this.#callStateless(this.#stateless, name, args, options);
     const client = this.#client;
     if (client === null || this.#state !== 'up') throw new UpstreamDown(this.downReason ?? 'not connected');
     const progressToken = `toolport-${++this.#calls}`;
@@ -284,6 +300,18 @@ export class McpUpstream {
     } finally {
       this.#progress.delete(progressToken);
       this.#callHeaders.end(progressToken);
+    }
+  }
+
+  /** A stateless server's call: its questions are relayed to the caller, each answer a new request (no session to lose). */
+  async #callStateless(stateless: StatelessUpstream, name: string, args: Record<string, unknown>, options: UpstreamCallOptions): Promise<CallToolResult> {
+    if (this.#state !== 'up') throw new UpstreamDown(this.downReason ?? 'not connected');
+    try {
+      const timeoutMs = Math.max(1, options.deadline - Date.now()) + 1000;
+      const result = await callStatelessTool(stateless, name, args, { timeoutMs, asker: options.progress, ...(options.headers !== undefined && { headers: options.headers }) });
+      return checkCallToolResult(result);
+    } catch (err) {
+      throw err instanceof StatelessError ? new McpError(err.code, err.message) : err;
     }
   }
 
