@@ -2,7 +2,8 @@
  * Federation: an upstream MCP server's resources, resource templates, prompts, completions and
  * subscriptions served through toolport's /mcp under the source's namespace, with
  * server-everything over stdio and over Streamable HTTP, read by the official SDK clients (v1 and
- * v2); and an MCP Apps server (ext-apps) whose tool keeps a working ui:// link, hidden with its tool.
+ * v2); an MCP Apps server (ext-apps) whose tool keeps a working ui:// link, hidden with its tool;
+ * and a 2026-07-28-only server, spoken to statelessly, whose questions reach toolport's caller.
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -15,11 +16,13 @@ import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stopAll } from '../../support/children.ts';
+import { startChild, stopAll, waitUntilReady } from '../../support/children.ts';
+import { freePorts } from '../../support/ports.ts';
 import { EVERYTHING, makeMcpApp, startEverythingHttp, stdioServer } from '../helpers/mcp-upstreams.ts';
 import { until } from '../helpers/tasks.ts';
 
 const APPS = fileURLToPath(new URL('../fixtures/mcp/apps-server.mjs', import.meta.url));
+const STATELESS = fileURLToPath(new URL('../fixtures/mcp/stateless-server.mjs', import.meta.url));
 const INFO = { name: 'toolport-test', version: '1.0.0' };
 const PREFIX = 'toolport://everything/';
 
@@ -162,6 +165,51 @@ describe('an MCP Apps server, federated', () => {
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['apps_plain']);
       expect((await client.listResources()).resources).toEqual([]);
       await expect(client.readResource({ uri: 'toolport://apps/ui://weather/view.html' })).rejects.toMatchObject({ code: -32002 });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('a 2026-07-28-only upstream (it refuses initialize)', () => {
+  let app: FastifyInstance;
+  let url: URL;
+  beforeAll(async () => {
+    const [port] = await freePorts(1);
+    const child = startChild('stateless-server', process.execPath, [STATELESS], { env: { ...process.env, PORT: String(port) } });
+    const upstream = `http://127.0.0.1:${port}/mcp`;
+    await waitUntilReady(child, 'its HTTP port', async () => (await fetch(upstream, { signal: AbortSignal.timeout(1000) })).status > 0);
+    app = await makeMcpApp('redis', [{ source: 'modern', url: upstream }]);
+    url = new URL('/mcp', await app.listen({ port: 0, host: '127.0.0.1' }));
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    await stopAll();
+  });
+
+  it('serves its tools, spoken to statelessly', async () => {
+    const client = await v1(url);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name).filter((name) => name.startsWith('modern_'));
+      expect(names.sort()).toEqual(['modern_add', 'modern_book']);
+      expect((await client.callTool({ name: 'modern_add', arguments: { a: 2, b: 3 } })).content).toEqual([{ type: 'text', text: '5' }]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("relays its input_required to a 2026-07-28 caller under toolport's own state, and completes", async () => {
+    const client = new ClientV2(INFO, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const asked: Record<string, unknown>[] = [];
+    client.setRequestHandler('elicitation/create', (request) => {
+      asked.push(request.params as Record<string, unknown>);
+      return { action: 'accept', content: { name: 'Ada' } };
+    });
+    await client.connect(new TransportV2(url));
+    try {
+      const answer = await client.callTool({ name: 'modern_book', arguments: { day: 'Friday' } });
+      expect(asked).toEqual([expect.objectContaining({ message: 'Whose name is the table under?' })]);
+      expect(answer.content).toEqual([{ type: 'text', text: 'Booked Friday for Ada.' }]);
     } finally {
       await client.close();
     }
