@@ -36,8 +36,7 @@ describe.each(['stdio', 'Streamable HTTP'] as const)('server-everything over %s,
   let app: FastifyInstance;
   let url: URL;
   beforeAll(async () => {
-    const entry =
-      transport === 'stdio' ? stdioServer('everything', EVERYTHING) : { source: 'everything', url: (await startEverythingHttp()).url };
+    const entry = transport === 'stdio' ? stdioServer('everything', EVERYTHING) : { source: 'everything', url: (await startEverythingHttp()).url };
     app = await makeMcpApp('redis', [entry]);
     url = new URL('/mcp', await app.listen({ port: 0, host: '127.0.0.1' }));
   }, 60_000);
@@ -76,7 +75,10 @@ describe.each(['stdio', 'Streamable HTTP'] as const)('server-everything over %s,
       );
       const prompt = await client.getPrompt({ name: 'everything_args-prompt', arguments: { city: 'Lisbon', state: 'Lisboa' } });
       expect(JSON.stringify(prompt.messages)).toContain('Lisbon');
-      const completed = await client.complete({ ref: { type: 'ref/prompt', name: 'everything_completable-prompt' }, argument: { name: 'department', value: 'E' } });
+      const completed = await client.complete({
+        ref: { type: 'ref/prompt', name: 'everything_completable-prompt' },
+        argument: { name: 'department', value: 'E' },
+      });
       expect(completed.completion.values).toContain('Engineering');
     } finally {
       await client.close();

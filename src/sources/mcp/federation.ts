@@ -216,7 +216,10 @@ export class McpFederation {
       hash: entryHash('prompt', name, metadata, args),
       arguments: args,
       get: async (given, context) => {
-        const answer = await this.#connected().getPrompt({ name: prompt.name, arguments: { ...given } }, { signal: context.signal, timeout: REQUEST_TIMEOUT_MS });
+        const answer = await this.#connected().getPrompt(
+          { name: prompt.name, arguments: { ...given } },
+          { signal: context.signal, timeout: REQUEST_TIMEOUT_MS },
+        );
         return { ...(answer.description !== undefined && { description: answer.description }), messages: answer.messages.map((m) => this.#message(m)) };
       },
       complete: this.#completer({ type: 'ref/prompt', name: prompt.name }),

@@ -87,7 +87,9 @@ export class McpSource {
   async #apply(tools: readonly Tool[], client: Client | null): Promise<void> {
     await this.#applyTools(tools);
     if (client !== null)
-      await this.federation.apply(client, tools).catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP resources and prompts not read'));
+      await this.federation
+        .apply(client, tools)
+        .catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP resources and prompts not read'));
   }
 
   async #applyTools(tools: readonly Tool[]): Promise<void> {

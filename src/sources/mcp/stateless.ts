@@ -140,7 +140,9 @@ async function ask(asker: Asker, request: unknown): Promise<unknown> {
   const given = isObject(params) ? params : {};
   const message = typeof given.message === 'string' ? given.message : '';
   if (method === 'elicitation/create')
-    return asker.elicit(typeof given.url === 'string' ? { message, url: given.url } : { message, schema: isObject(given.requestedSchema) ? given.requestedSchema : {} });
+    return asker.elicit(
+      typeof given.url === 'string' ? { message, url: given.url } : { message, schema: isObject(given.requestedSchema) ? given.requestedSchema : {} },
+    );
   if (method === 'sampling/createMessage') return asker.sample(given as unknown as SampleRequest);
   throw new StatelessError(-32601, `the server asked ${String(method).slice(0, 100)}, which toolport does not relay`);
 }

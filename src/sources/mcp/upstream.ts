@@ -308,7 +308,11 @@ export class McpUpstream {
     if (this.#state !== 'up') throw new UpstreamDown(this.downReason ?? 'not connected');
     try {
       const timeoutMs = Math.max(1, options.deadline - Date.now()) + 1000;
-      const result = await callStatelessTool(stateless, name, args, { timeoutMs, asker: options.progress, ...(options.headers !== undefined && { headers: options.headers }) });
+      const result = await callStatelessTool(stateless, name, args, {
+        timeoutMs,
+        asker: options.progress,
+        ...(options.headers !== undefined && { headers: options.headers }),
+      });
       return checkCallToolResult(result);
     } catch (err) {
       throw err instanceof StatelessError ? new McpError(err.code, err.message) : err;
