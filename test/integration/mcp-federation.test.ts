@@ -178,7 +178,7 @@ describe('a 2026-07-28-only upstream (it refuses initialize)', () => {
   let url: URL;
   beforeAll(async () => {
     const [port] = await freePorts(1);
-    const child = startChild('stateless-server', process.execPath, [STATELESS], { env: { ...process.env, PORT: String(port) } });
+    const child = startChild('stateless-server', process.execPath, [STATELESS], { cwd: path.dirname(STATELESS), env: { ...process.env, PORT: String(port) } });
     const upstream = `http://127.0.0.1:${port}/mcp`;
     await waitUntilReady(child, 'its HTTP port', async () => (await fetch(upstream, { signal: AbortSignal.timeout(1000) })).status > 0);
     app = await makeMcpApp('redis', [{ source: 'modern', url: upstream }]);
