@@ -173,6 +173,29 @@ describe('an MCP Apps server, federated', () => {
   });
 });
 
+describe('a pinned source', () => {
+  afterAll(() => stopAll());
+
+  it('withholds a resource whose definition changed since it was pinned, and serves it again when the server goes back', async () => {
+    const prefix = `test:${Date.now().toString(36)}:`;
+    const listed = async (description: string) => {
+      const entry = stdioServer('apps', APPS, { pin: true, env: { VIEW_DESCRIPTION: description } });
+      const app = await makeMcpApp('redis', [entry], { env: { KEY_PREFIX: prefix } });
+      try {
+        const client = await v1(new URL('/mcp', await app.listen({ port: 0, host: '127.0.0.1' })));
+        const { resources } = await client.listResources();
+        await client.close();
+        return resources.map((r) => `${r.uri} ${r.description}`);
+      } finally {
+        await app.close();
+      }
+    };
+    expect(await listed('first')).toEqual(['toolport://apps/ui://weather/view.html first']);
+    expect(await listed('changed')).toEqual([]);
+    expect(await listed('first')).toEqual(['toolport://apps/ui://weather/view.html first']);
+  }, 60_000);
+});
+
 describe('a 2026-07-28-only upstream (it refuses initialize)', () => {
   let app: FastifyInstance;
   let url: URL;
