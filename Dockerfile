@@ -1,5 +1,14 @@
-# toolport: the TypeScript sources run with tsx (a runtime dependency); no compile step.
-# Stage 1 installs production dependencies only; stage 2 is the small runtime image.
+# toolport: compiled by tsc in a build stage and run as plain JavaScript (node dist/server.js).
+# Stage 1 compiles; stage 2 installs production dependencies only; stage 3 is the small runtime image.
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/copy-assets.mjs ./scripts/
+COPY src ./src
+RUN npm run build
 
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
@@ -13,6 +22,8 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=deps --chown=node:node /app/node_modules ./node_modules
 COPY --chown=node:node package.json package-lock.json ./
+COPY --from=build --chown=node:node /app/dist ./dist
+# The TypeScript sources too: the example plugins import their helpers from src/index.ts.
 COPY --chown=node:node src ./src
 COPY --chown=node:node examples ./examples
 # The image's non-root user; the workspace folder is writable by it.
@@ -24,5 +35,6 @@ EXPOSE 8080
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# One process (not the tsx CLI, which forks): signals reach the server directly.
-CMD ["node", "--import", "tsx", "src/server.ts"]
+# One process (not npm, which forks): signals reach the server directly. Plugins written in
+# TypeScript (TOOL_PLUGINS=….ts) are still loaded, through tsx's importer.
+CMD ["node", "dist/server.js"]

@@ -1,7 +1,8 @@
 // `npm run bench`: start the baseline, a throwaway Redis and toolport (memory and Redis
 // store) as children, load each scenario with autocannon, print a table and save JSON.
 // Env: BENCH_DURATION (seconds, default 10), BENCH_ONLY (comma list of targets: bare,memory,redis,sdk),
-// BENCH_MATCH (only scenarios whose name contains this text, or one of these comma-separated texts, plus the baseline).
+// BENCH_MATCH (only scenarios whose name contains this text, or one of these comma-separated texts, plus the baseline),
+// BENCH_COMPILED=1 (toolport runs as `node dist/server.js`, as the image does; `npm run build` first).
 import type autocannon from 'autocannon';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,6 +21,8 @@ const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 /** How long a child may take to start: tsx compiles slowly on a loaded machine. */
 const START_TIMEOUT_MS = 120_000;
 const ROOT = path.dirname(BENCH_DIR);
+/** toolport as the image runs it (compiled by tsc) rather than through tsx. */
+const COMPILED = process.env.BENCH_COMPILED === '1';
 const CONNECTIONS = 32;
 const WARMUP_SECONDS = 2;
 /** Length of one slice of a row or of the baseline when they alternate. */
@@ -120,7 +123,8 @@ async function startServers(targets: Set<Target>): Promise<Map<Target, Server>> 
     // Never inherit a REDIS_URL from the shell: it could point at the shared Redis.
     delete env.REDIS_URL;
     if (redisUrl) env.REDIS_URL = redisUrl;
-    const child = startChild(`toolport (${target} store)`, process.execPath, tsxArgs('src/server.ts'), { cwd: ROOT, env });
+    const args = COMPILED ? ['dist/server.js'] : tsxArgs('src/server.ts');
+    const child = startChild(`toolport (${target} store${COMPILED ? ', compiled' : ''})`, process.execPath, args, { cwd: ROOT, env });
     const base = `http://127.0.0.1:${port}`;
     await waitUntilReady(child, 'GET /healthz → 200', http200(`${base}/healthz`), START_TIMEOUT_MS);
     bases.set(target, { base, pid: child.proc.pid! });
@@ -235,7 +239,7 @@ function watchCalls(base: string): Promise<{ bytes(): number; close(): void }> {
  */
 function judge(
   targets: BenchTarget[],
-  row: { ratio: number | null; p50Ms: number; p99Ms: number; bareP50Ms: number | null; bareP99Ms: number | null },
+  row: { ratio: number | null; cpuUs: number; p50Ms: number; p99Ms: number; bareP50Ms: number | null; bareP99Ms: number | null },
 ): { target: string; met: boolean | null } {
   if (targets.length === 0) return { target: '', met: null };
   const checks = targets.map((t): [string, boolean | null] => {
@@ -257,6 +261,11 @@ function judge(
         const times = other == null || row.ratio === null ? null : other / row.ratio;
         return [`CPU ≤ ${t.max}× "${t.of}"${times === null ? '' : ` (${times.toFixed(2)}×)`}`, times === null ? null : times <= t.max];
       }
+      case 'cpuPlus': {
+        const other = cpuByName.get(t.of);
+        const extra = other === undefined ? null : row.cpuUs - other;
+        return [`CPU ≤ "${t.of}" + ${t.maxUs} µs${extra === null ? '' : ` (+${extra.toFixed(1)})`}`, extra === null ? null : extra <= t.maxUs];
+      }
       case 'addedP50':
       case 'addedP99': {
         const [mine, bare] = t.kind === 'addedP50' ? [row.p50Ms, row.bareP50Ms] : [row.p99Ms, row.bareP99Ms];
@@ -274,6 +283,8 @@ function judge(
 
 /** Filled once the runs are done, for judge(): each row's bare CPU/request ÷ its own, over its neighbouring baselines. */
 const ratiosByName = new Map<string, number | null>();
+/** Filled with them: each row's CPU time per request in µs. */
+const cpuByName = new Map<string, number>();
 
 const inverse = (x: number | null) => (x === null || !Number.isFinite(x) || x === 0 ? null : 1 / x);
 
@@ -286,6 +297,7 @@ async function main(): Promise<boolean> {
   if ((targets.has('memory') || targets.has('redis')) && !existsSync(path.join(ROOT, 'src/server.ts'))) {
     throw new Error('src/server.ts does not exist yet; run with BENCH_ONLY=bare to benchmark the baseline only');
   }
+  if (COMPILED && !existsSync(path.join(ROOT, 'dist/server.js'))) throw new Error('BENCH_COMPILED=1 needs dist/server.js: run `npm run build` first');
   const bases = await startServers(targets);
 
   const baselineScenario = selected.find((s) => s.name === BASELINE);
@@ -324,7 +336,10 @@ async function main(): Promise<boolean> {
     });
   }
   const cpuRatioOf = (run: LoadResult, bare: LoadResult | null) => (bare === null ? null : cpuUsPerRequest(run) / cpuUsPerRequest(bare));
-  for (const m of measured) ratiosByName.set(m.scenario.name, inverse(cpuRatioOf(m.run, m.bare)));
+  for (const m of measured) {
+    ratiosByName.set(m.scenario.name, inverse(cpuRatioOf(m.run, m.bare)));
+    cpuByName.set(m.scenario.name, cpuUsPerRequest(m.run));
+  }
   for (const { scenario, run, bare, ratio } of measured) {
     const cpuRatio = cpuRatioOf(run, bare);
     rows.push({
@@ -340,6 +355,7 @@ async function main(): Promise<boolean> {
       errors: run.errors,
       ...judge(scenario.targets ?? [], {
         ratio: inverse(cpuRatio),
+        cpuUs: cpuUsPerRequest(run),
         p50Ms: run.p50Ms,
         p99Ms: run.p99Ms,
         bareP50Ms: bare?.p50Ms ?? null,

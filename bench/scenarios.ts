@@ -37,11 +37,15 @@ export type BenchTarget =
   | { kind: 'p50'; maxMs: number }
   /** CPU per request at most `max` × the row named `of` (both against their own neighbouring baselines) */
   | { kind: 'cpuOf'; of: string; max: number }
+  /** CPU per request at most `maxUs` µs above the row named `of` */
+  | { kind: 'cpuPlus'; of: string; maxUs: number }
   /** p50 or p99 latency at most `maxMs` above the baseline's (slices alternating at the same rate) */
   | { kind: 'addedP50' | 'addedP99'; maxMs: number };
 
 /** Every other scenario's req/s is reported as a ratio to this one. */
 export const BASELINE = 'bare fastify POST echo';
+/** The floor of toolport's edge: a Fastify route that parses the same body and sends the same answer. */
+const FLOOR = "edge floor: Fastify parsing the invoke body and sending a native answer's bytes";
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const SESSION_HEADERS = { ...JSON_HEADERS, 'x-session-id': 'bench-1' };
@@ -49,6 +53,8 @@ const SESSION_HEADERS = { ...JSON_HEADERS, 'x-session-id': 'bench-1' };
 const INVOKE_BODY = JSON.stringify({ name: 'echo', arguments: { text: 'hi' } });
 // The idempotent echo: the same arguments every time replay one record (hit); a fresh id per
 // request makes every call a new entry: begin, run, record (miss).
+// The same echo, its handler run in a worker thread of the pool (`isolation: 'worker'`).
+const ISOLATED_BODY = JSON.stringify({ name: 'echo_isolated', arguments: { text: 'hi' } });
 const LEDGER_HIT_BODY = JSON.stringify({ name: 'echo_once', arguments: { text: 'hi' } });
 const LEDGER_MISS_BODY = JSON.stringify({ name: 'echo_once', arguments: { text: '[<id>]' } });
 
@@ -83,6 +89,8 @@ const TURN_BODY = JSON.stringify({ calls: Array.from({ length: 8 }, (_, i) => ({
 
 export const scenarios: Scenario[] = [
   { name: BASELINE, target: 'bare', path: '/echo', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY },
+  // The same body parsed and the same answer bytes as a native call, with nothing of toolport between.
+  { name: FLOOR, target: 'bare', path: '/floor', method: 'POST', headers: JSON_HEADERS, body: INVOKE_BODY },
   {
     name: 'native invoke (memory store)',
     target: 'memory',
@@ -92,6 +100,7 @@ export const scenarios: Scenario[] = [
     body: INVOKE_BODY,
     targets: [
       { kind: 'ratio', min: 0.75 },
+      { kind: 'cpuPlus', of: FLOOR, maxUs: 10 },
       { kind: 'p99', max: 2 },
     ],
   },
@@ -117,6 +126,27 @@ export const scenarios: Scenario[] = [
       { kind: 'addedP50', maxMs: 1 },
       { kind: 'addedP99', maxMs: 5 },
     ],
+  },
+  // Isolated against in process at the same fixed rate: a process's CPU per call grows as its rate
+  // falls, and the worker round trip lowers the rate a loaded machine reaches as fast as it goes.
+  {
+    name: 'isolated native call at a fixed 2,000 calls/s (memory store)',
+    target: 'memory',
+    path: '/tools/invoke',
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: ISOLATED_BODY,
+    overallRate: 2000,
+    targets: [{ kind: 'cpuPlus', of: 'native invoke at a fixed 2,000 calls/s (memory store)', maxUs: 60 }],
+  },
+  {
+    name: 'isolated native call (memory store)',
+    target: 'memory',
+    path: '/tools/invoke',
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: ISOLATED_BODY,
+    targets: [{ kind: 'cpuPlus', of: 'native invoke (memory store)', maxUs: 60 }],
   },
   { name: 'native invoke + session (memory store)', target: 'memory', path: '/tools/invoke', method: 'POST', headers: SESSION_HEADERS, body: INVOKE_BODY },
   {

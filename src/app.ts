@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { createHttpServer } from './app/http.ts';
 import { registerRoutes } from './app/routes.ts';
-import { openServices, type ServiceOptions } from './app/services.ts';
+import { openServices, type ServiceOptions, type Services } from './app/services.ts';
 import { CallFeed } from './calls/feed.ts';
 import type { Config } from './config.ts';
 import { CredentialsStage } from './credentials/stage.ts';
@@ -15,12 +15,15 @@ import { formatByName } from './formats/index.ts';
 import { answerCalls } from './http/answer-calls.ts';
 import { taskAccess } from './http/scope.ts';
 import { LedgerGuard } from './ledger/guard.ts';
+import { EventLoopGuard } from './plugins/event-loop.ts';
 import { requestTracingPlugin } from './plugins/tracing.ts';
+import { KnownSecrets, RedactionStage } from './redaction/stage.ts';
 import { StagedSessionRunner } from './sessions/runner.ts';
 import type { Store } from './store/types.ts';
 import { resumeWaitingTasks } from './tasks/connections.ts';
 import { TASK_SIGNALS_WAIT_MS, TaskRunner } from './tasks/runner.ts';
 import { Dispatcher } from './tools/invoke.ts';
+import type { WorkerPool } from './tools/isolation/pool.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import type { Toolsets } from './toolsets/index.ts';
 import { flushTracing, traceLogFields } from './tracing/index.ts';
@@ -46,12 +49,18 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const logger = options.logger ?? createLogger(config);
   const services = await openServices(config, options, logger, VERSION);
   const { tracing, keys, store, registry, results, sources, vault, metrics, policy, toolsets, provenance } = services;
-  const app = createHttpServer(config, logger, metrics);
+  // Event-loop lag: measured always (a metric), refusing new calls past MAX_EVENT_LOOP_DELAY_MS.
+  const loop = new EventLoopGuard(config.maxEventLoopDelayMs);
+  metrics.watchEventLoop(() => loop.lagMs);
+  const app = createHttpServer(config, logger, metrics, loop);
+  app.addHook('onReady', async () => loop.start());
   const feed = new CallFeed(store.calls, logger);
   app.addHook('onClose', async () => {
+    loop.close();
     await tasks.close(); // built below, before the app can close
     policy.close();
     await sources?.close();
+    await services.workers.close();
     await feed.close();
     await store.close();
   });
@@ -73,6 +82,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     tracing: tracing?.callTracer(config.traceArguments) ?? null,
     onCall: feed.observe,
     ...(vault !== null && { credentials: new CredentialsStage(vault, config.maxContentChars) }),
+    ...redactionOf(config, services),
     ...(policy.gate !== null && { policy: policy.gate }),
   });
   // A task runs the very pipeline a synchronous call runs; only where the answer goes differs.
@@ -91,15 +101,41 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   // Hear the other replicas' task signals before answering (bounded: a store that is down answers 503 meanwhile).
   await Promise.race([tasks.listening, new Promise((resolve) => setTimeout(resolve, TASK_SIGNALS_WAIT_MS).unref())]);
-  app.decorate('toolport', { registry, store, dispatcher, config, feed, toolsets, tasks });
+  app.decorate('toolport', { registry, store, dispatcher, config, feed, toolsets, tasks, workers: services.workers });
   provenance.recordAtStart();
   resumeWaitingTasks(tasks, { vault, approvals: policy.approvals }, logger);
-  await registerRoutes(app, { ...services, config, version: VERSION, dispatcher, tasks, feed });
+  await registerRoutes(app, { ...services, config, version: VERSION, dispatcher, tasks, feed, loop });
   return app;
+}
+
+/**
+ * The redaction stage, with the service's own secrets: the tools file's `${VAR}`s, OAuth client
+ * secrets and the webhook's key. Absent when there is nothing to redact: no such secret, no vault
+ * (whose credentials a call may hold) and no bearer (open service).
+ */
+function redactionOf(config: Config, services: Services): { redaction: RedactionStage } | null {
+  const { sources, vault, keys } = services;
+  const known = new KnownSecrets();
+  known.set('tools file', sources?.variables ?? []);
+  const configured = [...(vault?.definitions.values() ?? [])].flatMap((d) =>
+    d.kind === 'oauth2' && d.clientSecret !== null ? [{ name: `${d.name}.client_secret`, value: d.clientSecret }] : [],
+  );
+  if (config.approvalWebhookSecret !== null) configured.push({ name: 'APPROVAL_WEBHOOK_SECRET', value: config.approvalWebhookSecret });
+  known.set('configuration', configured);
+  return known.matcher.size === 0 && vault === null && keys === null ? null : { redaction: new RedactionStage(known) };
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
-    toolport: { registry: ToolRegistry; store: Store; dispatcher: Dispatcher; config: Config; feed: CallFeed; toolsets: Toolsets; tasks: TaskRunner };
+    toolport: {
+      registry: ToolRegistry;
+      store: Store;
+      dispatcher: Dispatcher;
+      config: Config;
+      feed: CallFeed;
+      toolsets: Toolsets;
+      tasks: TaskRunner;
+      workers: WorkerPool;
+    };
   }
 }

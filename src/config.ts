@@ -3,6 +3,7 @@
  * variable. A secret variable may come from a file instead (`<VAR>_FILE`, as Docker secrets do).
  */
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { ConfigError } from './errors.ts';
 
 export interface Config {
@@ -12,6 +13,14 @@ export interface Config {
   readonly redisClusterNodes: readonly { host: string; port: number }[] | null;
   readonly keyPrefix: string;
   readonly toolPlugins: readonly string[];
+  /** TOOL_ISOLATION: where plugin tools' handlers run unless their plugin or definition says (docs/plugins.md). */
+  readonly toolIsolation: 'none' | 'worker';
+  /** WORKER_POOL_SIZE: worker threads for isolated handlers (default: the cores). */
+  readonly workerPoolSize: number;
+  /** WORKER_MAX_OLD_GENERATION_MB: each worker's heap limit; a handler past it answers tool_crashed. */
+  readonly workerMaxOldGenerationMb: number;
+  /** MAX_EVENT_LOOP_DELAY_MS: past this event-loop lag, new calls answer 503 (0: never). */
+  readonly maxEventLoopDelayMs: number;
   /** TOOLS_FILE: a YAML or JSON file of tool sources (docs/tool-sources.md). */
   readonly toolsFile: string | null;
   readonly apiKeysFile: string | null;
@@ -67,6 +76,14 @@ export interface Config {
   readonly approvalWebhookUrl: string | null;
   /** The HMAC-SHA256 key of the webhook's X-Toolport-Signature; null: unsigned. */
   readonly approvalWebhookSecret: string | null;
+  /** ALLOWED_HOSTS: Host names answered besides the loopback ones and PUBLIC_URL's (`*`: any); null: not set (docs/operations.md). */
+  readonly allowedHosts: readonly string[] | null;
+  /** CORS_ORIGINS: origins (scheme://host[:port]) that may call from a browser, with CORS; empty: none but the service's own. */
+  readonly corsOrigins: readonly string[];
+  /** CODE_MODE: code_api and code_run for every caller (docs/code-mode.md); a toolset's `code_mode: true` adds them to it alone. */
+  readonly codeMode: boolean;
+  /** A program's limits: CODE_MEMORY_MB, CODE_TIME_MS, CODE_MAX_CALLS, CODE_MAX_OUTPUT_CHARS, CODE_REPLAY_S for its calls' records; CODE_WORKERS programs at once. */
+  readonly code: Readonly<{ memoryMb: number; timeMs: number; maxCalls: number; maxOutputChars: number; replayS: number; workers: number }>;
 }
 
 export const BUILTIN_GROUPS = ['planning', 'workspace', 'introspect', 'results', 'search'] as const;
@@ -171,6 +188,12 @@ function builtinGroups(env: Env): ReadonlySet<BuiltinGroup> {
   return new Set(names as BuiltinGroup[]);
 }
 
+function isolation(env: Env): 'none' | 'worker' {
+  const raw = text(env, 'TOOL_ISOLATION')?.toLowerCase() ?? 'none';
+  if (raw !== 'none' && raw !== 'worker') throw new ConfigError(`TOOL_ISOLATION must be none or worker, got "${env.TOOL_ISOLATION}"`);
+  return raw;
+}
+
 function httpUrl(env: Env, name: string): string | null {
   const raw = text(env, name);
   if (raw === undefined) return null;
@@ -184,6 +207,34 @@ function httpUrl(env: Env, name: string): string | null {
     throw new ConfigError(`${name} must be an http:// or https:// URL without query or fragment, got "${raw}"`);
   }
   return raw;
+}
+
+function commaList(env: Env, name: string): string[] {
+  return (text(env, name) ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+/** `scheme://host[:port]` as browsers send it in Origin (lower case, default port dropped). */
+function originOf(raw: string, name: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    // refused below
+  }
+  if (
+    url === null ||
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.pathname !== '/' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== ''
+  ) {
+    throw new ConfigError(`${name} must list origins such as https://app.example.com (scheme, host and port only), got "${raw}"`);
+  }
+  return url.origin;
 }
 
 function flag(env: Env, name: string, fallback: boolean): boolean {
@@ -248,6 +299,10 @@ export function loadConfig(env: Env = process.env): Config {
         .map((s) => s.trim())
         .filter((s) => s !== ''),
     ),
+    toolIsolation: isolation(env),
+    workerPoolSize: integer(env, 'WORKER_POOL_SIZE', availableParallelism(), 1, 1024),
+    workerMaxOldGenerationMb: integer(env, 'WORKER_MAX_OLD_GENERATION_MB', 256, 16, 64 * 1024),
+    maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 3_600_000),
     toolsFile: text(env, 'TOOLS_FILE') ?? null,
     apiKeysFile: text(env, 'API_KEYS_FILE') ?? null,
     workspaceRoot: text(env, 'WORKSPACE_ROOT') ?? null,
@@ -276,5 +331,16 @@ export function loadConfig(env: Env = process.env): Config {
     approvalTtlS: integer(env, 'APPROVAL_TTL_S', 86_400, 1, 30 * 86_400),
     approvalWebhookUrl: httpUrl(env, 'APPROVAL_WEBHOOK_URL'),
     approvalWebhookSecret: secretText(env, 'APPROVAL_WEBHOOK_SECRET') ?? null,
+    allowedHosts: text(env, 'ALLOWED_HOSTS') === undefined ? null : Object.freeze(commaList(env, 'ALLOWED_HOSTS').map((h) => h.toLowerCase())),
+    corsOrigins: Object.freeze(commaList(env, 'CORS_ORIGINS').map((origin) => originOf(origin, 'CORS_ORIGINS'))),
+    codeMode: flag(env, 'CODE_MODE', false),
+    code: Object.freeze({
+      memoryMb: integer(env, 'CODE_MEMORY_MB', 64, 8, 1024),
+      timeMs: integer(env, 'CODE_TIME_MS', 30_000, 100, 3_600_000),
+      maxCalls: integer(env, 'CODE_MAX_CALLS', 100, 1, 100_000),
+      maxOutputChars: integer(env, 'CODE_MAX_OUTPUT_CHARS', 100_000, 100, 100_000_000),
+      replayS: integer(env, 'CODE_REPLAY_S', 3600, 1, 30 * 86_400),
+      workers: integer(env, 'CODE_WORKERS', 8, 1, 256),
+    }),
   });
 }

@@ -24,6 +24,10 @@ export const MethodNotAllowed = createError('TP_METHOD_NOT_ALLOWED', '%s', 405);
 export const StoreUnavailable = createError('TP_STORE_UNAVAILABLE', '%s', 503);
 export const Unauthorized = createError('TP_UNAUTHORIZED', '%s', 401);
 export const Forbidden = createError('TP_FORBIDDEN', '%s', 403);
+/** A Host this service does not answer (a DNS rebinding page, a wrong name): see ALLOWED_HOSTS. */
+export const HostNotAllowed = createError('TP_HOST_NOT_ALLOWED', '%s', 403);
+/** A browser page of another origin calling /mcp or a route that changes state: see CORS_ORIGINS. */
+export const OriginNotAllowed = createError('TP_ORIGIN_NOT_ALLOWED', '%s', 403);
 const InsufficientScopeBase = createError<[string]>('TP_INSUFFICIENT_SCOPE', '%s', 403);
 /** A user's token lacks a scope an access rule needs (docs/identity.md): the problem names it. */
 export class InsufficientScope extends InsufficientScopeBase {
@@ -36,6 +40,8 @@ export class InsufficientScope extends InsufficientScopeBase {
 export const RateLimited = createError('TP_RATE_LIMITED', '%s', 429);
 export const Closing = createError('TP_CLOSING', '%s', 503);
 export const NotReady = createError('TP_NOT_READY', '%s', 503);
+/** The event loop lags past MAX_EVENT_LOOP_DELAY_MS: new calls are refused until it turns again. */
+export const Overloaded = createError('TP_OVERLOADED', '%s', 503);
 const IdempotencyKeyInFlightBase = createError<[string]>('TP_IDEMPOTENCY_KEY_IN_FLIGHT', '%s', 409);
 /** 409: a call holding the same Idempotency-Key is still running; the answer says when to retry. */
 export class IdempotencyKeyInFlight extends IdempotencyKeyInFlightBase {
@@ -101,9 +107,12 @@ export type MethodNotAllowed = InstanceType<typeof MethodNotAllowed>;
 export type StoreUnavailable = InstanceType<typeof StoreUnavailable>;
 export type Unauthorized = InstanceType<typeof Unauthorized>;
 export type Forbidden = InstanceType<typeof Forbidden>;
+export type HostNotAllowed = InstanceType<typeof HostNotAllowed>;
+export type OriginNotAllowed = InstanceType<typeof OriginNotAllowed>;
 export type RateLimited = InstanceType<typeof RateLimited>;
 export type Closing = InstanceType<typeof Closing>;
 export type NotReady = InstanceType<typeof NotReady>;
+export type Overloaded = InstanceType<typeof Overloaded>;
 export type AlreadyDecided = InstanceType<typeof AlreadyDecided>;
 export type InvalidArguments = InstanceType<typeof InvalidArguments>;
 export type JsonInputError = InstanceType<typeof JsonInputError>;
@@ -148,10 +157,13 @@ const PROBLEMS: Record<string, [string, string]> = {
   TP_STORE_UNAVAILABLE: ['store-unavailable', 'The state store is unreachable'],
   TP_UNAUTHORIZED: ['unauthorized', 'A valid API key or access token is required'],
   TP_FORBIDDEN: ['forbidden', 'This caller may not use this route'],
+  TP_HOST_NOT_ALLOWED: ['host-not-allowed', 'This service does not answer this Host'],
+  TP_ORIGIN_NOT_ALLOWED: ['origin-not-allowed', 'A page of this origin may not call this route'],
   TP_INSUFFICIENT_SCOPE: ['insufficient-scope', 'The access token lacks a scope this call needs'],
   TP_RATE_LIMITED: ['rate-limited', "The API key's rate limit is reached"],
   TP_CLOSING: ['shutting-down', 'The service is shutting down'],
   TP_NOT_READY: ['not-ready', 'A tool server behind toolport is down'],
+  TP_OVERLOADED: ['overloaded', "The replica's event loop is lagging: new calls are refused for now"],
   TP_IDEMPOTENCY_KEY_IN_FLIGHT: ['idempotency-key-in-flight', 'A call with this Idempotency-Key is still running'],
   TP_IDEMPOTENCY_KEY_REUSED: ['idempotency-key-reused', 'This Idempotency-Key was used with another payload'],
   TP_ALREADY_DECIDED: ['already-decided', 'This approval is no longer pending'],
@@ -179,7 +191,7 @@ export interface Problem {
 export function problemOf(error: unknown): Problem {
   const fastifyError = error as Partial<FastifyError>;
   const status = typeof fastifyError.statusCode === 'number' ? fastifyError.statusCode : 500;
-  if (status >= 500 && !['TP_STORE_UNAVAILABLE', 'TP_CLOSING', 'TP_NOT_READY'].includes(fastifyError.code ?? '')) {
+  if (status >= 500 && !['TP_STORE_UNAVAILABLE', 'TP_CLOSING', 'TP_NOT_READY', 'TP_OVERLOADED'].includes(fastifyError.code ?? '')) {
     return { type: `${TYPE_BASE}internal`, title: 'Internal error', status: 500, detail: 'The request failed inside toolport; it has been logged.' };
   }
   const [slug, title] = PROBLEMS[fastifyError.code ?? ''] ?? ['request-error', 'The request cannot be served'];
@@ -199,7 +211,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
   if (problem.status === 500) request.log.error({ err: error }, problem.title);
   problem.instance = request.url.split('?')[0];
   problem.request_id = String(request.id);
-  if (problem.status === 503) reply.header('retry-after', '1');
+  if (problem.status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
   if (error instanceof IdempotencyKeyInFlight) reply.header('retry-after', String(error.retryAfterS));
   reply.header('x-request-id', request.id);
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));

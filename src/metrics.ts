@@ -7,7 +7,7 @@
  * every `inc`/`observe`, even on pre-bound children, which measured as the costliest part of a call
  * after the handler (issue 11). The exposition, names and help texts are prom-client's as before.
  */
-import { collectDefaultMetrics, Counter, Registry, type Metric } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 
 /** Process metrics are collected once per process, however many apps it builds (tests build many). */
 let processRegistry: Registry | null = null;
@@ -52,7 +52,7 @@ interface Sample {
 /** A metric as prom-client's Registry reads it: a name, help, type and the samples of `get()`. */
 abstract class ScrapedMetric {
   readonly aggregator = 'sum';
-  abstract readonly type: 'counter' | 'histogram';
+  abstract readonly type: 'counter' | 'gauge' | 'histogram';
   constructor(
     /** Not readonly: an OpenMetrics registry renames counters in place. */
     public name: string,
@@ -125,6 +125,36 @@ class DurationHistogram extends SeriesMetric {
   }
 }
 
+/** One upstream's guards as the metrics read them at scrape time (docs/tool-sources.md, "Breakers and limits"). */
+export interface UpstreamGuardSample {
+  source: string;
+  upstream: string;
+  breaker: 'closed' | 'half_open' | 'open';
+  in_flight: number;
+  queued: number;
+  opened: number;
+  rejected: { open: number; busy: number; rate: number };
+}
+
+const BREAKER_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
+
+/** A metric of the upstreams' guards, read from them when scraped: nothing is counted per call. */
+class UpstreamMetric extends ScrapedMetric {
+  constructor(
+    name: string,
+    help: string,
+    readonly type: 'counter' | 'gauge',
+    readonly read: () => readonly UpstreamGuardSample[],
+    readonly values: (sample: UpstreamGuardSample) => [Record<string, string>, number][],
+  ) {
+    super(name, help);
+  }
+
+  samples(): Sample[] {
+    return this.read().flatMap((u) => this.values(u).map(([labels, value]) => ({ labels: { source: u.source, upstream: u.upstream, ...labels }, value })));
+  }
+}
+
 export class Metrics {
   readonly #app = new Registry();
   readonly registry: Registry;
@@ -156,7 +186,24 @@ export class Metrics {
     'caller',
   );
 
+  readonly #overloaded = new Counter({
+    name: 'toolport_overloaded_total',
+    help: 'New calls answered 503 because the event loop lagged past MAX_EVENT_LOOP_DELAY_MS',
+    registers: [this.#app],
+  });
+
+  #eventLoopLagMs: () => number = () => 0;
+
   constructor() {
+    const lag = () => this.#eventLoopLagMs() / 1000;
+    new Gauge({
+      name: 'toolport_event_loop_lag_seconds',
+      help: 'How late the event loop turns (the worst delay of the last 1-2 s): past MAX_EVENT_LOOP_DELAY_MS new calls answer 503',
+      registers: [this.#app],
+      collect() {
+        this.set(lag());
+      },
+    });
     const register = (metric: ScrapedMetric) => this.#app.registerMetric(metric as unknown as Metric);
     register(this.#conflicts);
     register(this.#ledger);
@@ -178,12 +225,50 @@ export class Metrics {
     series.observe(durationMs / 1000);
   }
 
+  /** The upstreams' breakers, places and refusals, read at each scrape. */
+  watchUpstreams(read: () => readonly UpstreamGuardSample[]): void {
+    const metrics = [
+      new UpstreamMetric(
+        'toolport_upstream_breaker_state',
+        "An upstream's circuit breaker: 0 closed, 1 half-open (a call probes), 2 open",
+        'gauge',
+        read,
+        (u) => [[{}, BREAKER_VALUE[u.breaker]]],
+      ),
+      new UpstreamMetric('toolport_upstream_breaker_opened_total', "Times an upstream's circuit breaker opened", 'counter', read, (u) => [[{}, u.opened]]),
+      new UpstreamMetric('toolport_upstream_in_flight', 'Calls at an upstream now', 'gauge', read, (u) => [[{}, u.in_flight]]),
+      new UpstreamMetric('toolport_upstream_queued', 'Calls waiting for a place at an upstream (its max_concurrency)', 'gauge', read, (u) => [[{}, u.queued]]),
+      new UpstreamMetric(
+        'toolport_upstream_rejected_total',
+        'Calls answered without reaching their upstream, by reason: open (breaker), busy (no place before the deadline), rate (rate_per_min)',
+        'counter',
+        read,
+        (u) => [
+          [{ reason: 'open' }, u.rejected.open],
+          [{ reason: 'busy' }, u.rejected.busy],
+          [{ reason: 'rate' }, u.rejected.rate],
+        ],
+      ),
+    ];
+    // The registry scraped is a merge made at the start: a metric added later joins it directly.
+    for (const metric of metrics) this.registry.registerMetric(metric as unknown as Metric);
+  }
+
   sessionConflict(tool: string): void {
     this.#conflicts.inc(tool);
   }
 
   ledgerLookup(result: LedgerLookup): void {
     this.#ledger.inc(result);
+  }
+
+  /** toolport_event_loop_lag_seconds reads `lagMs` at each scrape. */
+  watchEventLoop(lagMs: () => number): void {
+    this.#eventLoopLagMs = lagMs;
+  }
+
+  overloaded(): void {
+    this.#overloaded.inc();
   }
 
   storeError(): void {

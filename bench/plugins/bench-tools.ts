@@ -18,6 +18,23 @@ export default [
     }),
   },
   {
+    name: 'echo_isolated',
+    description: 'Echo the text back from a worker thread (benchmark tool for isolated handlers).',
+    parameters: {
+      type: 'object',
+      properties: { text: { type: 'string' } },
+      required: ['text'],
+      additionalProperties: false,
+    },
+    isolation: 'worker',
+    handler: async (params: { text: string }) => ({
+      message: 'echoed',
+      value: { text: params.text },
+      success: true,
+      exclude_value_from_context: false,
+    }),
+  },
+  {
     name: 'wait_50ms',
     description: 'Wait 50 ms, then answer (benchmark tool for whole turns).',
     parameters: { type: 'object', properties: {}, additionalProperties: false },

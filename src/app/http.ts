@@ -1,20 +1,23 @@
 /**
  * The Fastify instance and what every request goes through before its route: request ids, strict
- * JSON bodies, one error handler answering problem+json, and 503 while the service closes.
+ * JSON bodies, one error handler answering problem+json, 503 while the service closes, and the checks
+ * of Host and Origin (src/plugins/hosts.ts).
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { Closing, InvalidBody, JsonInputError, NotFound, sendProblem } from '../errors.ts';
+import { Closing, InvalidBody, JsonInputError, NotFound, Overloaded, sendProblem } from '../errors.ts';
 import { parseJson } from '../json.ts';
 import { LazyChildLogger } from '../lazy-logger.ts';
 import type { Metrics } from '../metrics.ts';
+import { guardHostsAndOrigins } from '../plugins/hosts.ts';
+import { OVERLOADED_RETRY_AFTER_S, type EventLoopGuard } from '../plugins/event-loop.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export function createHttpServer(config: Config, logger: Logger, metrics: Metrics): FastifyInstance {
+export function createHttpServer(config: Config, logger: Logger, metrics: Metrics, loop: EventLoopGuard | null = null): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // One ToolInvoked line per call replaces Fastify's two lines per request.
@@ -57,12 +60,23 @@ export function createHttpServer(config: Config, logger: Logger, metrics: Metric
   app.addHook('preClose', async () => {
     closing = true;
   });
-  // Callback-style hooks: on every request, a promise apiece would cost more than the check.
-  app.addHook('onRequest', (_request, reply, done) => {
-    if (!closing) return done();
-    reply.header('connection', 'close');
-    done(new Closing('toolport is shutting down: retry on another replica'));
+  // Callback-style hooks: on every request, a promise apiece would cost more than the check. The
+  // event loop's lag is read here too, so refusing calls under load adds no hook of its own.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!closing && loop?.overloaded !== true) return done();
+    if (closing) {
+      reply.header('connection', 'close');
+      return done(new Closing('toolport is shutting down: retry on another replica'));
+    }
+    if (request.routeOptions.config.startsCalls !== true) return done();
+    metrics.overloaded();
+    reply.header('retry-after', String(OVERLOADED_RETRY_AFTER_S));
+    done(
+      new Overloaded(`the event loop lags ${Math.round(loop!.lagMs)} ms, past MAX_EVENT_LOOP_DELAY_MS (${loop!.maxMs}): retry shortly or on another replica`),
+    );
   });
+  // Before any route's own hooks (auth included): a rebound name or a foreign page is refused first.
+  guardHostsAndOrigins(app, config, logger);
   // Answers finished while closing end their keep-alive connection, so the close is not held open.
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');

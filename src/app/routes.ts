@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 import { mcpApprovalOptions } from '../mcp/client-approval.ts';
 import { authPlugin } from '../plugins/auth.ts';
 import { bodyLimitPlugin } from '../plugins/body-limit.ts';
+import type { EventLoopGuard } from '../plugins/event-loop.ts';
 import { methodsPlugin } from '../plugins/methods.ts';
 import { openApiPlugin } from '../plugins/openapi.ts';
 import { routeAnswersPlugin } from '../plugins/route-answers.ts';
@@ -40,6 +41,7 @@ export interface RouteParts extends Services {
   readonly dispatcher: Dispatcher;
   readonly tasks: TaskRunner;
   readonly feed: CallFeed;
+  readonly loop: EventLoopGuard;
 }
 
 export async function registerRoutes(app: FastifyInstance, parts: RouteParts): Promise<void> {
@@ -53,7 +55,12 @@ export async function registerRoutes(app: FastifyInstance, parts: RouteParts): P
   if (config.authIssuer !== null && config.publicUrl !== null) {
     await app.register(resourceMetadataRoutes, { publicUrl: config.publicUrl, issuer: config.authIssuer, scopes: keys!.access.scopes() });
   }
-  await app.register(healthRoutes, { store, upstreams: () => sources?.upstreamStatus() ?? [], readyRequiresUpstreams: config.readyRequiresUpstreams });
+  await app.register(healthRoutes, {
+    store,
+    upstreams: () => sources?.upstreamStatus() ?? [],
+    readyRequiresUpstreams: config.readyRequiresUpstreams,
+    loop: parts.loop,
+  });
   await app.register(toolRoutes, { registry, provenance, toolsets });
   await app.register(searchRoutes, { search: parts.search });
   await app.register(provenanceRoutes, { provenance });

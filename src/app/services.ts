@@ -4,6 +4,7 @@
  * that fails to open closes what was opened before it.
  */
 import type { Logger } from 'pino';
+import { codeTools } from '../builtin/code/tools.ts';
 import { registerBuiltins } from '../builtin/index.ts';
 import { ApiKeys } from '../callers/keys.ts';
 import { TokenVerifier } from '../callers/tokens.ts';
@@ -17,7 +18,8 @@ import type { ToolSources } from '../sources/index.ts';
 import { createStore } from '../store/index.ts';
 import { ResultResources } from '../store/results.ts';
 import type { Store } from '../store/types.ts';
-import { loadPlugins } from '../tools/plugins.ts';
+import { WorkerPool } from '../tools/isolation/pool.ts';
+import { loadPlugins, type PluginOptions } from '../tools/plugins.ts';
 import { Provenance } from '../tools/provenance.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { sourceKind } from '../tools/source-kind.ts';
@@ -46,6 +48,8 @@ export interface Services {
   readonly metrics: Metrics;
   readonly policy: PolicyParts;
   readonly toolsets: Toolsets;
+  /** The worker threads of isolated handlers (docs/plugins.md); started only when a tool is isolated. */
+  readonly workers: WorkerPool;
 }
 
 export async function openServices(config: Config, options: ServiceOptions, logger: Logger, version: string): Promise<Services> {
@@ -63,6 +67,8 @@ export async function openServices(config: Config, options: ServiceOptions, logg
   const results = new ResultResources(store.results, config.resultTtlS);
   const provenance = new Provenance(store, registry, logger);
   const metrics = new Metrics();
+  const workers = new WorkerPool({ size: config.workerPoolSize, maxOldGenerationMb: config.workerMaxOldGenerationMb, log: logger });
+  const plugins: PluginOptions = { isolation: config.toolIsolation, workers };
   let sources: ToolSources | null = null;
   try {
     await registerBuiltins(registry, {
@@ -77,21 +83,31 @@ export async function openServices(config: Config, options: ServiceOptions, logg
     });
     const builtins = new Set(registry.list().map((t) => t.name));
     if (options.register) await registry.withSource('app options', () => options.register!(registry));
-    await loadPlugins(registry, config.toolPlugins);
+    await loadPlugins(registry, config.toolPlugins, process.cwd(), plugins);
     if (config.toolsFile !== null) {
       // Loaded only when used: the HTTP client and the OpenAPI parser cost start-up time.
       const { loadToolSources } = await import('../sources/index.ts');
-      sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version });
+      sources = await loadToolSources({ registry, file: config.toolsFile, log: logger, store, provenance, version, plugins });
+      const loaded = sources;
+      metrics.watchUpstreams(() => loaded.upstreamStatus().flatMap((u) => u.guards.map((guard) => ({ source: u.source, ...guard }))));
     }
     const vault = openVault(config, registry, sources, store, logger);
     const rules = sources === null ? null : { file: sources.path, entries: sources.policy };
     const policy = await buildPolicy({ rules, registry, store, config, metrics, log: logger });
     warnOfIdempotentHints(registry, logger, builtins);
     const toolsets = new Toolsets(sources?.toolsets ?? [], registry);
+    if (config.codeMode || toolsets.definitions().some((d) => d.codeMode)) {
+      await registry.withSource('built-in code mode tools', () =>
+        codeTools({ registry, search, limits: config.code }).forEach((t) => registry.registerTool(t, { longDescription: true })),
+      );
+    }
     toolsets.warnUnmatched(logger);
     keys?.bindToolsets(new Set(toolsets.definitions().map((d) => d.name)), (toolset, tool) => toolsets.isMember(toolset, tool));
-    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets };
+    // Started now, when a tool needs it: the workers import their modules before the first call.
+    if (workers.prepared) workers.start();
+    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets, workers };
   } catch (err) {
+    await workers.close();
     await sources?.close();
     await store.close();
     throw err;

@@ -40,7 +40,7 @@ export function createCallsPage(section, context) {
 
   const matches = (entry) => {
     const words = filter.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
-    const text = `${entry.tool} ${entry.session ?? ''} ${entry.caller ?? ''} ${entry.outcome}`.toLowerCase();
+    const text = `${entry.tool} ${entry.session ?? ''} ${entry.caller ?? ''} ${entry.outcome} ${entry.parent_call_id ?? ''}`.toLowerCase();
     return words.every((w) => text.includes(w));
   };
 
@@ -51,7 +51,8 @@ export function createCallsPage(section, context) {
         'td',
         {},
         h('a', { href: `#tools/${encodeURIComponent(entry.tool)}` }, entry.tool),
-        entry.parent_call_id ? h('span', { class: 'muted small' }, ' (nested)') : null,
+        // A nested call names the call that made it: a code_run program's calls name their run.
+        entry.parent_call_id ? h('span', { class: 'muted small', title: `made by call ${entry.parent_call_id}` }, ` · in ${entry.parent_call_id}`) : null,
       ),
       h('td', {}, outcomeBadge(entry.success ? 'success' : 'failed'), entry.replayed ? h('span', { class: 'badge' }, 'replayed') : null),
       h('td', { class: 'num' }, duration(entry.duration_ms)),

@@ -44,9 +44,12 @@ window.addEventListener(UNAUTHORIZED, (event) => {
 
 showServiceState($('service-state'), () => void (pages === null ? start() : route()));
 
+/** What the catalog needs of each tool up front (a tool's whole definition is read when it is opened). */
+const CATALOG_FIELDS = 'name,description,source,idempotency,annotations';
+
 async function openConsole(caller) {
   const feed = new CallFeed();
-  const [tools, tasksAvailable, connectionsAvailable] = await Promise.all([request('/tools'), hasTasks(), hasConnections()]);
+  const [tools, tasksAvailable, connectionsAvailable] = await Promise.all([request(`/tools?fields=${CATALOG_FIELDS}`), hasTasks(), hasConnections()]);
   const context = { caller, feed, tools, tasksAvailable };
   renderIdentity($('identity'), caller);
   feed.start();

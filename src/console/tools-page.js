@@ -61,7 +61,7 @@ export function createToolsPage(section, context) {
     ),
   );
 
-  // main.js reads the catalog once (GET /tools): this key's tools.
+  // main.js reads the catalog once (GET /tools?fields=…): this key's tools, a few fields each.
   const answer = context.tools;
   if (answer.ok) tools = answer.data.tools;
   else detail.replaceChildren(notice(`The catalog could not be read: ${problemText(answer)}`, 'alert'));
@@ -191,22 +191,38 @@ export function createToolsPage(section, context) {
   // Sources and toolsets are read once the page is first shown; until then the catalog is one group.
   const ready = answer.ok ? Promise.all([readSources(), readToolsets()]).then(() => renderList()) : Promise.resolve();
 
-  function show(name) {
+  async function show(name) {
     current = name ?? null;
     catalog.select(current);
-    const tool = byName.get(current);
-    if (tool === undefined) {
+    const listed = byName.get(current);
+    if (listed === undefined) {
       detail.replaceChildren(notice(current ? `No tool named "${current}" for this key.` : 'Choose a tool from the catalog.'));
       return;
     }
+    const tool = await definitionOf(listed);
+    if (current !== listed.name) return; // another tool was chosen meanwhile
+    if (tool === null) {
+      detail.replaceChildren(notice(`The definition of ${listed.name} could not be read.`, 'alert'));
+      return;
+    }
     add(clear(detail), toolDetail(tool, context, sources?.find((s) => s.tools.includes(tool.name)) ?? null));
+  }
+
+  /** The whole definition (GET /tools/{name}): the catalog is read with a few fields only, so its first page is quick. */
+  async function definitionOf(listed) {
+    if (listed.parameters !== undefined) return listed;
+    const answer = await request(`/tools/${encodeURIComponent(listed.name)}`);
+    if (!answer.ok) return null;
+    const tool = { ...answer.data, source: listed.source };
+    byName.set(tool.name, tool);
+    return tool;
   }
 
   return {
     async enter(param) {
       if (!answer.ok) return;
       await ready;
-      show(param ? decodeURIComponent(param) : tools[0]?.name);
+      await show(param ? decodeURIComponent(param) : tools[0]?.name);
       healthTimer ??= setInterval(() => void readSources(), HEALTH_EVERY_MS);
     },
     leave() {

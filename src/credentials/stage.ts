@@ -75,6 +75,7 @@ export class CredentialsStage implements Stage {
       throw err;
     }
     call.credentials = new CallCredentials(this, tool.name, owner, scope.log, ready, display);
+    call.heldCredentials = ready; // and what `get` adds to it: the redaction stage keeps them out of the result
     return next();
   }
 

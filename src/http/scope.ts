@@ -62,6 +62,13 @@ export function allowsOf(request: FastifyRequest): ((tool: string) => boolean) |
   return (tool) => callerAllows(tool) && toolset.allows(tool);
 }
 
+/** The bearer that authenticated the request, named by its key id (or `access_token` for a user's token). */
+function presentedBearer(request: FastifyRequest): Pick<InvocationScope, 'presented'> | null {
+  const header = request.headers.authorization;
+  if (header === undefined || !/^bearer /i.test(header)) return null;
+  return { presented: { name: request.caller!.user === null ? request.caller!.id : 'access_token', value: header.slice(7).trim() } };
+}
+
 export function scopeOf(request: FastifyRequest, reply: FastifyReply): InvocationScope {
   return {
     requestId: String(request.id),
@@ -71,6 +78,7 @@ export function scopeOf(request: FastifyRequest, reply: FastifyReply): Invocatio
     ...((request.caller !== null || request.toolset !== null) && { allows: allowsOf(request)! }),
     ...(request.toolset !== null && { toolset: { name: request.toolset.definition.name, search: request.toolset.search } }),
     ...(request.caller?.user && { user: request.caller.user }),
+    ...(request.caller !== null && presentedBearer(request)),
     timeoutMs: timeoutOf(request),
     receivedAt: Date.now(),
     log: request.log as unknown as Logger,

@@ -2,6 +2,7 @@
  * A reply that turns into a Server-Sent Events stream on its first event. Until then the route can
  * still answer plain JSON (or a problem), so a call that reports no progress costs nothing extra.
  */
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Whether the client lists text/event-stream in Accept. */
@@ -36,6 +37,7 @@ export class EventStreamReply {
       this.#open = true;
       this.#reply.hijack();
       raw.writeHead(200, {
+        ...(this.#reply.getHeaders() as OutgoingHttpHeaders), // what hooks set before the stream began (CORS)
         'content-type': 'text/event-stream',
         'cache-control': 'no-cache',
         'x-request-id': String(this.#request.id),

@@ -14,7 +14,7 @@ import type { Next, PipelineCall, Stage } from '../tools/pipeline/index.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { SessionHandle } from '../tools/types.ts';
 import type { BeginRequest, EffectLedger, EntryLabels, ToolEffect } from '../store/ledger.ts';
-import { derivedKeyPart, scopeName } from './key.ts';
+import { derivedKeyPart, runScopeName, scopeName } from './key.ts';
 import type { Metrics } from '../metrics.ts';
 import { withSpan } from '../tracing/index.ts';
 import { IdempotencyKeyInFlight, IdempotencyKeyReused, KeyFunctionError } from '../errors.ts';
@@ -124,27 +124,40 @@ export class LedgerGuard implements Stage {
 
   run(call: PipelineCall, next: Next): Promise<InvocationResult> {
     const idempotency = call.tool.idempotency;
+    if (call.call.runKey !== undefined) return this.#guard(call, next);
     return idempotency === null || idempotency.strategy === 'none' ? next() : this.#guard(call, next);
+  }
+
+  /** The key's scope and part, and how long a success is kept: a program's run key first, else the tool's strategy. */
+  #keyOf(call: PipelineCall, paramsHash: string): { scopeKey: string; part: string; ttlS: number | null } {
+    const { tool, scope } = call;
+    const runKey = call.call.runKey;
+    if (runKey !== undefined) {
+      return { scopeKey: runScopeName(scope.caller, scope.sessionId), part: `${runKey.run}:${runKey.index}:${paramsHash}`, ttlS: runKey.ttlS };
+    }
+    const headerKey = call.call.idempotencyKey ?? null;
+    const part =
+      headerKey ??
+      (tool.idempotency!.strategy === 'auto'
+        ? paramsHash
+        : derivedKeyPart(tool, call.params, call.context(scope.sessionId === null ? null : this.#view(scope.sessionId, scope.caller))));
+    return { scopeKey: scopeName(tool.idempotency!.scope, scope.sessionId, scope.caller), part, ttlS: tool.idempotency!.ttl_s };
   }
 
   /** Begin, then run (`next`) or replay or wait; the call's context is made only for a custom key function. */
   async #guard(call: PipelineCall, next: Next): Promise<InvocationResult> {
     const { tool, identity, scope } = call;
-    const headerKey = call.call.idempotencyKey ?? null;
+    const headerKey = call.call.runKey === undefined ? (call.call.idempotencyKey ?? null) : null;
     const paramsHash = hashJson(call.params);
-    let part: string;
+    let keyOf: { scopeKey: string; part: string; ttlS: number | null };
     try {
-      part =
-        headerKey ??
-        (tool.idempotency!.strategy === 'auto'
-          ? paramsHash
-          : derivedKeyPart(tool, call.params, call.context(scope.sessionId === null ? null : this.#view(scope.sessionId, scope.caller))));
+      keyOf = this.#keyOf(call, paramsHash);
     } catch (err) {
       if (!(err instanceof KeyFunctionError)) throw err;
       const message = `Tool "${tool.name}" could not compute its idempotency key (${err.message}), so it did not run. This is not caused by your arguments.`;
       return failure(identity, 'handler_error', message, `idempotency key function: ${err.message}`, this.#maxContentChars);
     }
-    const scopeKey = scopeName(tool.idempotency!.scope, scope.sessionId, scope.caller);
+    const { scopeKey, part, ttlS } = keyOf;
     const key = `${scopeKey}:${tool.name}:${part}`;
     const labels: EntryLabels = { tool: tool.name, scope: scopeKey, paramsHash };
     const token = leaseToken();
@@ -154,7 +167,7 @@ export class LedgerGuard implements Stage {
       const outcome = await withSpan('ledger begin', { 'toolport.tool': tool.name }, () => this.#ledger.begin(request));
       if (outcome.kind === 'run') {
         this.#metrics?.ledgerLookup('miss');
-        return this.#execute(call, key, labels, token, next);
+        return this.#execute(call, { key, labels, token, ttlS }, next);
       }
       if (outcome.kind === 'replay') {
         this.#metrics?.ledgerLookup(waited ? 'wait' : 'hit');
@@ -175,7 +188,8 @@ export class LedgerGuard implements Stage {
     }
   }
 
-  async #execute(call: PipelineCall, key: string, labels: EntryLabels, token: string, next: Next): Promise<InvocationResult> {
+  async #execute(call: PipelineCall, entry: { key: string; labels: EntryLabels; token: string; ttlS: number | null }, next: Next): Promise<InvocationResult> {
+    const { key, labels, token, ttlS } = entry;
     const log = call.scope.log;
     const lease: HeldLease = { log, key, token, renewedAt: performance.now() };
     this.#renewer.hold(lease);
@@ -194,9 +208,8 @@ export class LedgerGuard implements Stage {
       await this.#abort(log, key, token);
       return this.#keyed(result, key);
     }
-    const effect = this.#effectOf(call.tool, key, labels, result);
+    const effect = this.#effectOf(call.tool, key, labels, result, ttlS);
     try {
-      const ttlS = call.tool.idempotency!.ttl_s;
       if (!(await withSpan('ledger complete', { 'toolport.tool': call.tool.name }, () => this.#ledger.complete(labels, token, effect, ttlS)))) {
         log.warn({ idempotencyKey: key }, 'ledger lease lapsed while the handler ran: its result was not recorded');
       }
@@ -208,9 +221,8 @@ export class LedgerGuard implements Stage {
     return this.#keyed(result, key);
   }
 
-  #effectOf(tool: RegisteredTool, key: string, labels: EntryLabels, result: InvocationResult): ToolEffect {
+  #effectOf(tool: RegisteredTool, key: string, labels: EntryLabels, result: InvocationResult, ttlS: number | null): ToolEffect {
     const now = Date.now();
-    const ttlS = tool.idempotency!.ttl_s;
     return {
       effect_id: randomUUID(),
       idempotency_key: key,

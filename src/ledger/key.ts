@@ -24,6 +24,14 @@ export function scopeName(scope: NormalizedIdempotency['scope'], sessionId: stri
   return `${scope}:${caller ?? ''}`;
 }
 
+/**
+ * A program's inner calls (docs/code-mode.md): `run:<caller>/<session>` (caller encoded, as a
+ * session's owner is), so only the same caller in the same session replays them.
+ */
+export function runScopeName(caller: string | null, sessionId: string | null): string {
+  return `run:${encodeURIComponent(caller ?? '')}/${sessionId ?? ''}`;
+}
+
 /** The part after `<scope>:<tool>:`, from the arguments (or the custom key), when no header names it. */
 export function derivedKeyPart(tool: RegisteredTool, params: Record<string, unknown>, context: ToolContext): string {
   const config = tool.idempotency!;

@@ -10,6 +10,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { isObject } from '../json.ts';
 import type { McpClientStore } from '../store/mcp-clients.ts';
+import type { Cancellation } from '../tools/context.ts';
 import { LOG_LEVELS, type ClientChannel, type ClientMethod, type LogLevel } from '../tools/client-requests.ts';
 import { ToolFailure } from '../tools/failure.ts';
 import { declaresElicitation, type ClientCapabilities } from './client-capabilities.ts';
@@ -104,6 +105,8 @@ export interface ChannelRequest {
   caller: string | null;
   /** Sends a message within the call's SSE answer; absent when the client reads plain JSON. */
   send: ((message: JsonRpcRequest | Record<string, unknown>) => void) | undefined;
+  /** Fires when the client goes away: a question waits no longer. */
+  cancellation: Cancellation;
 }
 
 /** One MCP tools/call's channel to its client; made per call, costs nothing until a handler uses it. */
@@ -112,8 +115,8 @@ export class McpClientChannel implements ClientChannel {
   readonly #capabilities: ClientCapabilities | null;
   readonly #request: ChannelRequest;
   #level: Promise<LogLevel> | null = null;
-  /** Log messages still waiting for the session's level: the answer waits for them. */
-  #pending: Promise<void> = Promise.resolve();
+  /** Log messages still waiting for the session's level: the answer waits for them (null: none was sent). */
+  #pending: Promise<void> | null = null;
   #closed = false;
 
   constructor(answers: ClientAnswers, capabilities: ClientCapabilities | null, request: ChannelRequest) {
@@ -128,7 +131,7 @@ export class McpClientChannel implements ClientChannel {
     const declared = era === 'stateless' ? metaOf(this.#request.message.params)?.['io.modelcontextprotocol/logLevel'] : undefined;
     this.#level ??= typeof declared === 'string' ? Promise.resolve(declared as LogLevel) : this.#answers.level(caller, sessionKey);
     const params = { level, logger, data: data === undefined ? message : { message, data } };
-    this.#pending = this.#pending
+    this.#pending = (this.#pending ?? Promise.resolve())
       .then(() => this.#level!)
       .then((threshold) => {
         if (!this.#closed && LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(threshold)) send({ jsonrpc: '2.0', method: 'notifications/message', params });
@@ -145,7 +148,9 @@ export class McpClientChannel implements ClientChannel {
 
   async ask(method: ClientMethod, params: Record<string, unknown>): Promise<unknown> {
     const { caller, send } = this.#request;
-    const answer = await this.#answers.ask(caller, { jsonrpc: '2.0', method, params }, send!, () => this.#closed);
+    const { cancellation } = this.#request;
+    cancellation.watch();
+    const answer = await this.#answers.ask(caller, { jsonrpc: '2.0', method, params }, send!, () => this.#closed || cancellation.reason !== null);
     if (answer === null) throw new ToolFailure('input_unavailable', `The client did not answer ${method} in time.`, `no answer to ${method}`);
     if (answer.error !== undefined) {
       const detail = isObject(answer.error) && typeof answer.error.message === 'string' ? answer.error.message.slice(0, 200) : 'an error';
@@ -154,9 +159,13 @@ export class McpClientChannel implements ClientChannel {
     return answer.result;
   }
 
-  /** Waits for the log messages still on their way; nothing is sent after. */
-  async close(): Promise<void> {
-    await this.#pending.catch(() => undefined);
-    this.#closed = true;
+  /** Ends the channel: nothing is sent after. A promise of the log messages still on their way when there are any, else null. */
+  close(): Promise<void> | null {
+    const pending = this.#pending;
+    if (pending === null) {
+      this.#closed = true;
+      return null;
+    }
+    return pending.catch(() => undefined).then(() => void (this.#closed = true));
   }
 }

@@ -262,6 +262,7 @@ export class McpEndpoint {
             sessionKey: env.sessionKey,
             caller: scope.caller,
             send: env.ask,
+            cancellation,
           });
     if (channel !== null) scope.client = channel;
     const key = keyOf(env.sessionKey, message.id);
@@ -277,7 +278,8 @@ export class McpEndpoint {
         if (answers !== undefined) scope.inputResponses = answers;
       }
       let result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, scope);
-      await channel?.close();
+      const logging = channel?.close();
+      if (logging) await logging;
       if (result.error?.code === 'input_required' && result.input_requests !== undefined && this.#approvals !== null && env.era === 'stateless')
         return await inputRequired(this.#approvals, message, result, scope.caller, scope.inputResponses);
       const clientApprovals = this.#clients?.approvals;
@@ -300,6 +302,7 @@ export class McpEndpoint {
       return env.era === 'stateless' ? { resultType: 'complete', ...rendered } : rendered;
     } finally {
       link?.detach();
+      void channel?.close();
       const list = this.#inflight.get(key)!;
       if (list.length === 1) this.#inflight.delete(key);
       else list.splice(list.indexOf(cancellation), 1);

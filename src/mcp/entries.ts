@@ -79,9 +79,7 @@ export class McpCatalog {
 
   async request(message: JsonRpcRequest, request: EntryRequest): Promise<Record<string, unknown>> {
     const result = await this.#answer(message, request);
-    return request.era === 'stateless'
-      ? { resultType: 'complete', ...result, ...((message.method.endsWith('/list') || message.method === 'resources/read') && CACHE_HINTS) }
-      : result;
+    return request.era === 'stateless' ? { resultType: 'complete', ...result, ...CACHE_HINTS } : result;
   }
 
   async #answer(message: JsonRpcRequest, request: EntryRequest): Promise<Record<string, unknown>> {

@@ -7,10 +7,15 @@
 import { createHash } from 'node:crypto';
 import type { McpClientStore } from '../store/mcp-clients.ts';
 import type { EntryCatalog } from '../tools/entries.ts';
-import type { EventSink } from './call-stream.ts';
 
 /** At most this many subscriptions per session are kept. */
 const MAX_PER_SESSION = 100;
+
+/** Where a session's notifications are written (an SSE reply). */
+export interface EventSink {
+  event(name: string, data: unknown): void;
+  end(): void;
+}
 
 interface OpenStream {
   caller: string | null;

@@ -57,7 +57,13 @@ export function documentAnswers(route: Pick<RouteOptions, 'method' | 'schema' | 
     add(415, 'a body that is not application/json');
   }
   if (!open) add(429, "the API key's rate_per_min is used up (Retry-After, in seconds)");
-  add(503, 'the store is unreachable, or the service is shutting down (Retry-After)');
+  const startsCalls = route.config?.startsCalls === true;
+  add(
+    503,
+    startsCalls
+      ? 'the store is unreachable, the service is shutting down, or its event loop lags past MAX_EVENT_LOOP_DELAY_MS (overloaded) (Retry-After)'
+      : 'the store is unreachable, or the service is shutting down (Retry-After)',
+  );
 }
 
 export const routeAnswersPlugin = fp(

@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { NotFound } from '../errors.ts';
+import { compressLargeAnswers } from '../plugins/compress.ts';
 
 const ASSETS = new URL('../console/', import.meta.url);
 const TYPES: Record<string, string> = {
@@ -43,6 +44,7 @@ function send(reply: FastifyReply, asset: Asset): FastifyReply {
 }
 
 export async function consoleRoutes(app: FastifyInstance): Promise<void> {
+  await compressLargeAnswers(app);
   const assets = readAssets();
   const page = assets.get('index.html');
   if (page === undefined) throw new Error('the console page (src/console/index.html) is missing');

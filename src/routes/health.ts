@@ -1,6 +1,7 @@
 /** GET /healthz (the process answers), GET /readyz (the store answers too; MCP servers down are named) and GET /sources. */
 import type { FastifyInstance } from 'fastify';
 import { NotReady } from '../errors.ts';
+import type { EventLoopGuard } from '../plugins/event-loop.ts';
 import { problemResponses } from '../schemas.ts';
 import type { UpstreamStatus } from '../sources/types.ts';
 import type { Store } from '../store/types.ts';
@@ -12,6 +13,8 @@ export interface HealthOptions {
   upstreams?: () => readonly UpstreamStatus[];
   /** A down upstream makes the replica unready (503) instead of only being named. */
   readyRequiresUpstreams?: boolean;
+  /** While it reports the event loop overloaded, /readyz answers 503 (/healthz stays 200: a lagging replica is alive). */
+  loop?: Pick<EventLoopGuard, 'overloaded' | 'lagMs'>;
 }
 
 const downSchema = {
@@ -20,7 +23,7 @@ const downSchema = {
   items: { type: 'object', properties: { source: { type: 'string' }, reason: { type: 'string' } }, required: ['source', 'reason'] },
 };
 
-export async function healthRoutes(app: FastifyInstance, { store, upstreams = () => [], readyRequiresUpstreams = false }: HealthOptions): Promise<void> {
+export async function healthRoutes(app: FastifyInstance, { store, upstreams = () => [], readyRequiresUpstreams = false, loop }: HealthOptions): Promise<void> {
   // GET /sources: the same upstreams, each with its tools and the health its calls saw.
   await app.register(sourceRoutes, { upstreams });
   const status = { type: 'object', properties: { status: { type: 'string' }, store: { type: 'string' }, upstreams_down: downSchema } };
@@ -39,6 +42,7 @@ export async function healthRoutes(app: FastifyInstance, { store, upstreams = ()
       },
     },
     async () => {
+      if (loop?.overloaded === true) throw new NotReady(`the event loop lags ${Math.round(loop.lagMs)} ms, past MAX_EVENT_LOOP_DELAY_MS`);
       await store.ping();
       const down = upstreams()
         .filter((u) => !u.up)

@@ -47,10 +47,14 @@ const taskAccepted = {
   },
 };
 
+/** Refused with 503 while the event loop lags (src/app/http.ts). */
+const STARTS_CALLS = { startsCalls: true };
+
 export async function invokeRoutes(app: FastifyInstance, { dispatcher, tasks }: { dispatcher: Dispatcher; tasks: TaskRunner }): Promise<void> {
   app.post<{ Querystring: { format?: string } }>(
     '/tools/invoke',
     {
+      config: STARTS_CALLS,
       validatorCompiler: documentOnly,
       schema: {
         summary: 'Run one tool call, or every call of an assistant turn, as the model produced it',
@@ -98,6 +102,7 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher, tasks }: 
   app.post<{ Params: { name: string } }>(
     '/tools/:name/invoke',
     {
+      config: STARTS_CALLS,
       validatorCompiler: documentOnly,
       schema: {
         summary: 'Run one tool with its bare arguments object as the body',

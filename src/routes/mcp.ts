@@ -8,6 +8,7 @@
  * sessions": a session's plan outlives the connection (gateways open one per call) and expires
  * SESSION_TTL_S after its last write.
  */
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { McpApprovals } from '../mcp/approval.ts';
 import type { McpClients } from '../mcp/client-approval.ts';
@@ -26,6 +27,20 @@ import type { McpClientStore } from '../store/mcp-clients.ts';
 import { ClientAnswers } from '../mcp/client-channel.ts';
 import { McpSubscriptions } from '../mcp/subscriptions.ts';
 import { acceptsEventStream, EventStreamReply } from '../http/sse.ts';
+
+/**
+ * Connections that never carried a request: a client that opens its session stream beside its
+ * requests may open one and abandon it when it closes, and the server's close would wait for it.
+ */
+function unusedConnections(app: FastifyInstance): Set<Socket> {
+  const unused = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    unused.add(socket);
+    socket.once('close', () => unused.delete(socket));
+  });
+  app.server.on('request', (request: { socket: Socket }) => unused.delete(request.socket));
+  return unused;
+}
 
 /** GET /mcp with a session: the session's stream, where `notifications/resources/updated` arrive until the client goes away. */
 function openSessionStream(request: FastifyRequest, reply: FastifyReply, subscriptions: McpSubscriptions, session: string): FastifyReply {
@@ -125,7 +140,14 @@ export async function mcpRoutes(
   const sessions = options.sessions;
   const answers = sessions === undefined ? null : new ClientAnswers(sessions.store, sessions.ttlMs);
   const subscriptions = sessions === undefined ? null : new McpSubscriptions(sessions.store, options.registry.entries, sessions.ttlMs);
-  if (subscriptions !== null) app.addHook('onClose', async () => subscriptions.close());
+  // Before the server closes: an open session stream would keep it waiting.
+  if (subscriptions !== null) {
+    const unused = unusedConnections(app);
+    app.addHook('preClose', async () => {
+      subscriptions.close();
+      for (const socket of unused) socket.destroy();
+    });
+  }
   const endpoint = new McpEndpoint(
     options.dispatcher,
     options.registry,
@@ -144,7 +166,9 @@ export async function mcpRoutes(
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   const postMcp = (url: string, operationId: string, summary: string) =>
-    app.post(url, { validatorCompiler: documentOnly, schema: { summary, operationId, ...postSchema(url) } }, (request, reply) => post.handle(request, reply));
+    app.post(url, { config: { startsCalls: true }, validatorCompiler: documentOnly, schema: { summary, operationId, ...postSchema(url) } }, (request, reply) =>
+      post.handle(request, reply),
+    );
 
   postMcp('/mcp', 'postMcp', 'Model Context Protocol over Streamable HTTP (stateless; 2024-11-05 … 2025-11-25 and 2026-07-28)');
   postMcp(

@@ -6,6 +6,7 @@ import { allowsOf } from '../http/scope.ts';
 import { problemResponses } from '../schemas.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import { MAX_LIMIT, MAX_QUERY_CHARS, type ToolSearch } from '../toolsets/search.ts';
+import { compressLargeAnswers } from '../plugins/compress.ts';
 
 interface SearchQuery {
   q?: string;
@@ -30,6 +31,7 @@ function definitionText(format: Format, tool: RegisteredTool): string {
 }
 
 export async function searchRoutes(app: FastifyInstance, { search }: { search: ToolSearch }): Promise<void> {
+  await compressLargeAnswers(app);
   app.get<{ Querystring: SearchQuery }>(
     '/tools/search',
     {

@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { problemResponses } from '../schemas.ts';
 import type { UpstreamStatus } from '../sources/types.ts';
+import type { BreakerState, GuardView } from '../sources/upstream/guard.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 
 type SourceKind = 'builtin' | 'plugin' | 'http' | 'openapi' | 'mcp';
@@ -20,6 +21,8 @@ interface SourceAnswer {
   failures: number;
   last_error: { code: string; detail: string; at: string } | null;
   pending: number;
+  breaker: BreakerState;
+  guards: readonly GuardView[];
 }
 
 /** The source a registered tool came from, as GET /sources names it (an upstream's kind comes from its status). */
@@ -41,6 +44,43 @@ const failureSchema = {
   description: "the upstream's last failure (unreachable, failing or too slow) seen by this replica",
 };
 
+const nullableInteger = { type: ['integer', 'null'] };
+
+const guardSchema = {
+  type: 'object',
+  required: ['upstream', 'breaker', 'retry_after_s', 'failures_in_row', 'opened', 'in_flight', 'queued', 'rejected', 'limits'],
+  properties: {
+    upstream: { type: 'string', description: 'what is guarded: an origin, or stdio for an MCP server run as a child' },
+    breaker: {
+      type: 'string',
+      enum: ['closed', 'open', 'half_open'],
+      description: 'open: calls answer upstream_unavailable at once; half_open: one call probes',
+    },
+    retry_after_s: { ...nullableInteger, description: 'while open: seconds until a call may probe' },
+    failures_in_row: { type: 'integer', description: 'failures or time-outs in a row (the breaker opens at limits.failures)' },
+    opened: { type: 'integer', description: 'how often the breaker opened since the start' },
+    in_flight: { type: 'integer', description: 'calls at the upstream now' },
+    queued: { type: 'integer', description: 'calls waiting for a place (max_concurrency)' },
+    rejected: {
+      type: 'object',
+      required: ['open', 'busy', 'rate'],
+      properties: { open: { type: 'integer' }, busy: { type: 'integer' }, rate: { type: 'integer' } },
+      description: 'calls answered without reaching the upstream: breaker open, no place in time, rate reached',
+    },
+    limits: {
+      type: 'object',
+      required: ['failures', 'open_s', 'max_concurrency', 'rate_per_min', 'rate_per_min_per_caller'],
+      properties: {
+        failures: nullableInteger,
+        open_s: { type: 'number' },
+        max_concurrency: nullableInteger,
+        rate_per_min: nullableInteger,
+        rate_per_min_per_caller: nullableInteger,
+      },
+    },
+  },
+};
+
 const sourceListSchema = {
   type: 'object',
   required: ['sources'],
@@ -49,7 +89,7 @@ const sourceListSchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['name', 'kind', 'tools', 'state', 'reason', 'calls', 'failures', 'last_error', 'pending'],
+        required: ['name', 'kind', 'tools', 'state', 'reason', 'calls', 'failures', 'last_error', 'pending', 'breaker', 'guards'],
         properties: {
           name: { type: 'string', description: 'the source name of an OpenAPI document or MCP server; built-in, http, or a plugin file' },
           kind: { type: 'string', enum: ['builtin', 'plugin', 'http', 'openapi', 'mcp'] },
@@ -59,30 +99,53 @@ const sourceListSchema = {
             enum: ['up', 'degraded', 'down', 'unknown'],
             description: 'down: its connection is lost or its last calls all failed; degraded: some of its last 20 calls failed; unknown: no call yet',
           },
-          reason: { type: ['string', 'null'], description: 'why its connection is down' },
+          reason: { type: ['string', 'null'], description: 'why its connection is down, or which upstream has an open breaker' },
           calls: { type: 'integer', description: 'its latest calls counted in state (at most 20)' },
           failures: { type: 'integer', description: 'how many of them failed' },
           last_error: failureSchema,
           pending: { type: 'integer', description: 'pinned tools whose upstream definition changed and waits for an admin' },
+          breaker: { type: 'string', enum: ['closed', 'open', 'half_open'], description: "the least healthy of its upstreams' circuit breakers" },
+          guards: {
+            type: 'array',
+            items: guardSchema,
+            description: 'its breaker and limits: one per origin for the HTTP tools, one for an OpenAPI source or MCP server',
+          },
         },
       },
     },
   },
 };
 
+const BREAKER_RANK: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
+
+/** The state a source shows: an open breaker on every upstream is down; on some of them, degraded. */
+function stateOf(upstream: UpstreamStatus, breaker: BreakerState): SourceAnswer['state'] {
+  if (!upstream.up) return 'down';
+  if (breaker === 'closed') return upstream.calls.state;
+  return upstream.guards.every((g) => g.breaker !== 'closed') ? 'down' : 'degraded';
+}
+
 function answerOf(name: string, kind: SourceKind, tools: string[], upstream: UpstreamStatus | undefined): SourceAnswer {
-  if (upstream === undefined) return { name, kind, tools, state: 'up', reason: null, calls: 0, failures: 0, last_error: null, pending: 0 };
-  const { calls } = upstream;
+  if (upstream === undefined)
+    return { name, kind, tools, state: 'up', reason: null, calls: 0, failures: 0, last_error: null, pending: 0, breaker: 'closed', guards: [] };
+  const { calls, guards } = upstream;
+  const breaker = guards.reduce<BreakerState>((worst, g) => (BREAKER_RANK[g.breaker] > BREAKER_RANK[worst] ? g.breaker : worst), 'closed');
+  const open = guards.find((g) => g.breaker !== 'closed');
+  const reason =
+    upstream.reason ??
+    (open === undefined ? null : `circuit breaker ${open.breaker.replace('_', '-')} for ${open.upstream} after ${open.failures_in_row} failures in a row`);
   return {
     name,
     kind,
     tools,
-    state: upstream.up ? calls.state : 'down',
-    reason: upstream.reason,
+    state: stateOf(upstream, breaker),
+    reason,
     calls: calls.calls,
     failures: calls.failures,
     last_error: calls.last_error,
     pending: upstream.pending,
+    breaker,
+    guards,
   };
 }
 

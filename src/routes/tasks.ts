@@ -1,6 +1,7 @@
 /**
  * Tasks over HTTP (docs/tasks.md): `Prefer: respond-async` on the invoke routes answers 202 with the task;
- * GET /tasks/{id} (long-poll with ?wait_ms=), DELETE /tasks/{id} (cancel), GET /tasks (newest first).
+ * GET /tasks/{id} (long-poll with ?wait_ms=), DELETE /tasks/{id} (cancel), POST /tasks/{id}/input (answers to
+ * what it asked), GET /tasks (newest first).
  * A task is its creator's: another key gets 404, as for a task that does not exist.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -105,6 +106,8 @@ export async function taskRoutes(app: FastifyInstance, { tasks }: { tasks: TaskR
     },
   );
 
+  answerInputRoute(app, tasks, visible, responses);
+
   app.get<{ Querystring: { cursor?: string; limit?: string } }>(
     '/tasks',
     {
@@ -141,6 +144,45 @@ export async function taskRoutes(app: FastifyInstance, { tasks }: { tasks: TaskR
         return rest;
       });
       return { tasks: listed, next_cursor: page.next };
+    },
+  );
+}
+
+/** POST /tasks/{id}/input: answers to the task's `input_requests`, by key; the task then runs again with them. */
+function answerInputRoute(
+  app: FastifyInstance,
+  tasks: TaskRunner,
+  visible: (request: FastifyRequest, id: string) => Promise<TaskRecord>,
+  responses: object,
+): void {
+  app.post<{ Params: { id: string }; Body: { input_responses: Record<string, unknown> } }>(
+    '/tasks/:id/input',
+    {
+      schema: {
+        summary: "Answer a task's input_requests (what its handler asked: context.elicit, context.sample); the task runs again with the answers",
+        operationId: 'answerTaskInput',
+        tags: ['tasks'],
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['input_responses'],
+          properties: {
+            input_responses: {
+              type: 'object',
+              description: 'answers by the keys of input_requests: an elicitation result ({action, content}) or a sampling result ({role, content, model})',
+            },
+          },
+        },
+        response: responses,
+      },
+    },
+    async (request) => {
+      const record = await visible(request, request.params.id);
+      const outstanding = record.status === 'input_required' ? (viewOf(record).input_requests ?? {}) : {};
+      const answered = Object.fromEntries(Object.entries(request.body.input_responses).filter(([key]) => Object.hasOwn(outstanding, key)));
+      if (Object.keys(answered).length > 0) await tasks.resume(record.id, answered);
+      return viewOf((await tasks.get(record.id)) ?? record);
     },
   );
 }

@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Store } from '../store/types.ts';
+import type { PluginOptions } from '../tools/plugins.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { EntryReader, type RawEntry } from './entry.ts';
@@ -17,6 +18,7 @@ import { readToolsFile, type ToolsFile } from './tools-file.ts';
 import type { SourceContext, UpstreamStatus } from './types.ts';
 import { readToolsets, type ToolsetDefinition } from '../toolsets/index.ts';
 import { ToolsFileError } from '../errors.ts';
+import type { UsedVariable } from './variables.ts';
 
 export interface ToolSources {
   /** Closes what the sources hold open (connection pools, child processes), last opened first. */
@@ -31,6 +33,8 @@ export interface ToolSources {
   readonly path: string;
   /** The file's toolsets, checked for shape. */
   readonly toolsets: readonly ToolsetDefinition[];
+  /** The `${VAR}`s the file used that may be secrets (src/sources/variables.ts). */
+  readonly variables: readonly UsedVariable[];
 }
 
 export interface LoadToolSourcesOptions {
@@ -42,6 +46,8 @@ export interface LoadToolSourcesOptions {
   store: Store;
   provenance: Provenance;
   version: string;
+  /** Where plugin tools run and the pool for isolated ones. */
+  plugins?: PluginOptions;
 }
 
 /**
@@ -91,12 +97,14 @@ export async function loadParsedSources(file: ToolsFile, options: Omit<LoadToolS
     version: options.version,
     reportUpstreams: (status) => upstreams.push(status),
     credentials,
+    ...(options.plugins !== undefined && { plugins: options.plugins }),
   };
   const sources: ToolSources = {
     credentials,
     policy: file.policy,
     path: file.path,
     toolsets,
+    variables: file.variables,
     upstreamStatus: () => upstreams.flatMap((status) => status()),
     async close() {
       for (const close of closers.splice(0).reverse()) {

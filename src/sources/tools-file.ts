@@ -8,7 +8,7 @@ import { dirname, extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { isObject } from '../json.ts';
 import { type JsonObject, type RawEntry } from './entry.ts';
-import { expandVariables, variableFailure } from './variables.ts';
+import { expandVariables, variableFailure, type UsedVariable } from './variables.ts';
 import { ToolsFileError } from '../errors.ts';
 
 export const SECTIONS = ['plugins', 'http', 'openapi', 'mcp', 'credentials', 'policy', 'toolsets'] as const;
@@ -29,6 +29,8 @@ export interface ToolsFile {
   readonly policy: readonly RawEntry[];
   /** The `toolsets:` mapping as written (checked by src/toolsets once the catalog is loaded). */
   readonly toolsets: unknown;
+  /** The `${VAR}`s the file used, but those that are a whole address (a url, a command): their values are redacted from results. */
+  readonly variables: readonly UsedVariable[];
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -62,7 +64,8 @@ export async function readToolsFile(given: string, env: Env = process.env, cwd =
   if (unknown.length > 0) {
     throw new ToolsFileError(`TOOLS_FILE ${path}: unknown section "${unknown[0]}" (sections: ${SECTIONS.join(', ')})`);
   }
-  const expanded = expandVariables(parsed, env, variableFailure(path)) as Record<string, unknown>;
+  const variables: UsedVariable[] = [];
+  const expanded = expandVariables(parsed, env, variableFailure(path), '', variables) as Record<string, unknown>;
   const section = (name: SectionName): RawEntry[] => {
     const entries = expanded[name];
     if (entries === undefined || entries === null) return [];
@@ -81,5 +84,6 @@ export async function readToolsFile(given: string, env: Env = process.env, cwd =
     credentials,
     policy: section('policy'),
     toolsets: expanded.toolsets,
+    variables,
   });
 }

@@ -2,10 +2,12 @@
 import type { Logger } from 'pino';
 import type { CredentialDefinitions } from '../credentials/definitions.ts';
 import type { Store } from '../store/types.ts';
+import type { PluginOptions } from '../tools/plugins.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { RawEntry } from './entry.ts';
 import type { ToolsFile } from './tools-file.ts';
+import type { GuardView } from './upstream/guard.ts';
 import type { CallHealthView } from './upstream/health.ts';
 
 export interface SourceContext {
@@ -22,6 +24,8 @@ export interface SourceContext {
   readonly version: string;
   /** `credentials:` of the file: what `auth:` and `${credential.<name>}` may name. */
   readonly credentials: CredentialDefinitions;
+  /** Where plugin tools run (TOOL_ISOLATION) and the pool that runs the isolated ones. */
+  readonly plugins?: PluginOptions;
   /** Adds upstreams whose state /readyz and GET /sources report. */
   reportUpstreams(status: () => readonly UpstreamStatus[]): void;
 }
@@ -38,6 +42,8 @@ export interface UpstreamStatus {
   calls: CallHealthView;
   /** Pinned tools whose upstream definition changed and waits for an admin. */
   pending: number;
+  /** Its breaker and limits: one per origin for the HTTP tools, one for an OpenAPI source or MCP server. */
+  guards: readonly GuardView[];
 }
 
 /**

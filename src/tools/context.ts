@@ -4,6 +4,7 @@
  * are the costliest objects of a call.
  */
 import type { Logger } from 'pino';
+import type { InvocationResult } from './outcome.ts';
 import type { ProgressListener } from './progress.ts';
 import {
   askClient,
@@ -77,9 +78,21 @@ export class Cancellation {
   }
 }
 
+/** Where a program's inner call is recorded (docs/code-mode.md): its program's hash and its place among the program's calls. */
+export interface RunKey {
+  /** The program's hash. */
+  run: string;
+  /** The call's index among the program's calls, from 0. */
+  index: number;
+  /** How long the success is kept for a run again (code_replay_s). */
+  ttlS: number;
+}
+
 /** Runs a handler's nested `context.invoke` (the dispatcher); an object, not a closure per call. */
 export interface NestedCalls<Scope> {
   nested(name: string, params: Record<string, unknown>, parent: CallContext, scope: Scope): Promise<NestedResult>;
+  /** The same call answered whole (approval, authorization…), and recorded under `runKey` when given. */
+  nestedCall(name: string, params: Record<string, unknown>, parent: CallContext, scope: Scope, runKey?: RunKey): Promise<InvocationResult>;
 }
 
 export interface CallContextInit<Scope = unknown> {
@@ -217,6 +230,11 @@ export class CallContext implements ToolContext {
 
   invoke(name: string, params: Record<string, unknown>): Promise<NestedResult> {
     return this.#init.calls.nested(name, params, this, this.#init.scope);
+  }
+
+  /** A nested call answered whole, for built-ins that pass an inner outcome on (code mode's programs). */
+  invokeWhole(name: string, params: Record<string, unknown>, runKey?: RunKey): Promise<InvocationResult> {
+    return this.#init.calls.nestedCall(name, params, this, this.#init.scope, runKey);
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import { hashJson } from './hash.ts';
-import type { UserIdentity } from './types.ts';
+import type { UserIdentity } from '../callers/keys.ts';
 
 /** What an entry's functions are handed for one request. */
 export interface EntryContext {

@@ -3,21 +3,26 @@
  * tool sources that forward calls (HTTP, OpenAPI, MCP) throw it when their upstream refuses,
  * fails or breaks its protocol. The dispatcher answers it as `failure(code, message, detail)`.
  */
-import type { AuthorizationLink, ErrorCode } from './outcome.ts';
+import type { AuthorizationLink, ErrorCode, InvocationResult } from './outcome.ts';
 
 /** The codes a handler may end its call with; the others belong to the dispatcher and the ledger. */
-export type HandlerFailureCode = Extract<ErrorCode, 'upstream_rejected' | 'upstream_unavailable' | 'tool_changed' | 'handler_error' | 'input_unavailable'>;
+export type HandlerFailureCode = Extract<
+  ErrorCode,
+  'upstream_rejected' | 'upstream_unavailable' | 'upstream_busy' | 'tool_changed' | 'handler_error' | 'tool_crashed' | 'input_unavailable'
+>;
 
 export class ToolFailure extends Error {
   override name = 'ToolFailure';
   /**
    * @param message what the model should read: what happened and what to do next
    * @param detail  a short reason for `error.detail` and the log (never a secret)
+   * @param retryAfterS when retrying is known to help: `error.retry_after_s`
    */
   constructor(
     readonly code: HandlerFailureCode,
     message: string,
     readonly detail: string,
+    readonly retryAfterS: number | null = null,
   ) {
     super(message);
   }
@@ -35,6 +40,18 @@ export class AuthorizationRequired extends Error {
     readonly detail: string,
   ) {
     super(message);
+  }
+}
+
+/**
+ * A nested call waits for a person (`approval_required`, `authorization_required`): the calling
+ * handler ends its own call with that same failure, its approval or link included, so whoever
+ * decides sees it and the caller knows to call again (code mode's programs).
+ */
+export class WaitsForPerson extends Error {
+  override name = 'WaitsForPerson';
+  constructor(readonly nested: InvocationResult) {
+    super(nested.message);
   }
 }
 

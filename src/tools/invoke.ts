@@ -4,7 +4,8 @@
  * StoreUnavailable (503 at the HTTP edge), and the Idempotency-Key conflicts (409, 422).
  */
 import type { NestedCalls, CallContext } from './context.ts';
-import type { InvocationResult } from './outcome.ts';
+import { randomUUID } from 'node:crypto';
+import { failure, type InvocationResult } from './outcome.ts';
 import {
   composeStages,
   PipelineCall,
@@ -12,12 +13,13 @@ import {
   type CallEnvironment,
   type InvocationScope,
   type PipelineOptions,
+  type RunKey,
   type ToolCall,
 } from './pipeline/index.ts';
 import type { ToolRegistry } from './registry.ts';
 import type { NestedResult } from './types.ts';
 
-export type { FinishedCall, InvocationScope, ToolCall, ToolsetRef } from './pipeline/index.ts';
+export type { FinishedCall, InvocationScope, RunKey, ToolCall, ToolsetRef } from './pipeline/index.ts';
 export type DispatcherOptions = PipelineOptions;
 
 const MAX_NESTING = 8;
@@ -39,20 +41,20 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
 
   /** A handler's `context.invoke`: the same pipeline, under the parent's deadline and cancellation. */
   async nested(name: string, params: Record<string, unknown>, parent: CallContext, scope: InvocationScope): Promise<NestedResult> {
+    const result = await this.nestedCall(name, params, parent, scope);
+    return { success: result.success, message: result.message, value: result.value, error: result.error };
+  }
+
+  nestedCall(name: string, params: Record<string, unknown>, parent: CallContext, scope: InvocationScope, runKey?: RunKey): Promise<InvocationResult> {
     const depth = (scope.depth ?? 0) + 1;
-    if (depth > MAX_NESTING) {
-      return {
-        success: false,
-        message: `Nested tool calls are limited to ${MAX_NESTING} levels.`,
-        value: null,
-        error: { code: 'handler_error', detail: 'nesting limit reached' },
-      };
-    }
     const now = Date.now();
-    const result = await this.invoke(
-      { id: null, name, arguments: params },
+    if (depth > MAX_NESTING) {
+      const identity = { id: `call_${randomUUID()}`, name, toolHash: null, startedAt: performance.now() };
+      return Promise.resolve(failure(identity, 'handler_error', `Nested tool calls are limited to ${MAX_NESTING} levels.`, 'nesting limit reached', 2000));
+    }
+    return this.invoke(
+      { id: null, name, arguments: params, ...(runKey !== undefined && { runKey }) },
       { ...scope, timeoutMs: Math.max(0, parent.deadline - now), receivedAt: now, cancellation: parent.ended, parentCallId: parent.callId, depth },
     );
-    return { success: result.success, message: result.message, value: result.value, error: result.error };
   }
 }

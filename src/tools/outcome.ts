@@ -16,6 +16,10 @@ export type ErrorCode =
   | 'upstream_rejected'
   /** The endpoint or MCP server behind a tool did not answer, answered 5xx or broke its protocol. */
   | 'upstream_unavailable'
+  /** The upstream's max_concurrency or rate_per_min left no room for the call in time (docs/tool-sources.md). */
+  | 'upstream_busy'
+  /** An isolated handler's worker died under it: out of memory, process.exit, or an error thrown outside the handler. Not retryable. */
+  | 'tool_crashed'
   /** A pinned upstream tool changed and the change is not accepted yet. */
   | 'tool_changed'
   /** The calling user has not connected a credential the tool needs (or its refresh failed): see `authorization`. */
@@ -36,6 +40,8 @@ export type ErrorCode =
 export interface ToolError {
   code: ErrorCode;
   detail: string;
+  /** Set when waiting this many seconds is known to help: an upstream's open breaker or spent rate. */
+  retry_after_s?: number;
 }
 
 export interface InvocationResult {
@@ -141,12 +147,16 @@ export function invocationResult(call: CallIdentity, parts: ResultParts, maxChar
   return result;
 }
 
-export function failure(call: CallIdentity, code: ErrorCode, message: string, detail: string, maxChars: number): InvocationResult {
-  return invocationResult(
-    call,
-    { success: false, message, value: null, excludeValue: false, valueJson: null, error: { code, detail }, toolHash: call.toolHash },
-    maxChars,
-  );
+export function failure(
+  call: CallIdentity,
+  code: ErrorCode,
+  message: string,
+  detail: string,
+  maxChars: number,
+  retryAfterS: number | null = null,
+): InvocationResult {
+  const error: ToolError = retryAfterS === null ? { code, detail } : { code, detail, retry_after_s: retryAfterS };
+  return invocationResult(call, { success: false, message, value: null, excludeValue: false, valueJson: null, error, toolHash: call.toolHash }, maxChars);
 }
 
 /** A thrown value as text, whatever was thrown (a non-Error, or an object whose toString throws). */

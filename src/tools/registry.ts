@@ -26,6 +26,8 @@ export interface RegisterOptions {
   schemas?: 'strict' | 'upstream';
   /** What tool search reads besides the definition: the source's name and its own words for the tool (an operation's tags and summary). */
   hints?: SearchHints;
+  /** A built-in whose description carries its rules (code_run's): longer than the 200 characters of any other. */
+  longDescription?: boolean;
 }
 
 export interface SearchHints {
@@ -228,8 +230,9 @@ export class ToolRegistry implements PluginRegistry {
     } = definition;
     if (typeof name !== 'string' || !TOOL_NAME.test(name)) fail(source, name, `name must match ${TOOL_NAME}`);
     if (this.#tools.has(name) && !replaceable(name)) fail(source, name, `name is already taken by ${this.#tools.get(name)!.source}`);
-    if (typeof description !== 'string' || description.length < 1 || description.length > 200) {
-      fail(source, name, 'description must be 1–200 characters');
+    const longest = options.longDescription === true ? 2000 : 200;
+    if (typeof description !== 'string' || description.length < 1 || description.length > longest) {
+      fail(source, name, `description must be 1–${longest} characters`);
     }
     if (typeof handler !== 'function') fail(source, name, 'handler must be a function');
     if (!isObject(parameters) || parameters.type !== 'object') fail(source, name, 'parameters must be a JSON Schema with type "object"');

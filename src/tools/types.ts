@@ -1,7 +1,7 @@
 /** The public shapes of a tool: what a plugin defines and what a handler sees and returns. */
 import type { UserIdentity } from '../callers/keys.ts';
 import type { EntryDefinition } from './entry-definitions.ts';
-import type { ElicitRequest, ElicitResult, SampleRequest, SampleResult, ToolLog } from './client-requests.ts';
+import type { ElicitRequest, ElicitResult, SampleRequest, SampleResult, ToolLog } from './client-types.ts';
 
 export type { UserIdentity };
 
@@ -112,6 +112,9 @@ export interface ToolContext {
   sample(request: SampleRequest): Promise<SampleResult>;
 }
 
+/** Where a plugin tool's handler runs (ToolDefinition.isolation). */
+export type Isolation = 'none' | 'worker';
+
 /** A handler may return a full ToolResult or one without the defaulted fields. */
 export type HandlerReturn<V = unknown> = Pick<ToolResult<V>, 'message'> & Partial<ToolResult<V>>;
 
@@ -134,6 +137,12 @@ export interface ToolDefinition<P = Record<string, unknown>, V = unknown> {
    * answers `authorization_required` with a link to connect it (docs/credentials.md).
    */
   credentials?: string[];
+  /**
+   * Where the handler runs: `worker` runs it in a worker thread of the pool, so a loop, a crash or
+   * a leak of its own ends only its call (docs/plugins.md, "Isolated handlers"); `none`, in process.
+   * Default: the plugin's setting, else TOOL_ISOLATION.
+   */
+  isolation?: Isolation;
   /** Every call waits for a person's approval (docs/approvals.md): who may decide and for how long. */
   approval?: { approvers?: string[]; ttl_s?: number };
   /** MCP's `_meta` of the tool, served as is in tools/list (an MCP App's `ui.resourceUri`). */

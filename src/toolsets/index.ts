@@ -1,6 +1,6 @@
 /**
  * Toolsets (docs/toolsets.md): named subsets of the catalog from the tools file's `toolsets:` section,
- * `{name: {tools: [glob…], description?, discovery?: search, always?: [glob…]}}`. Membership is
+ * `{name: {tools: [glob…], description?, discovery?: search, code_mode?: true, always?: [glob…]}}`. Membership is
  * computed from the catalog once per catalog version, so asking whether a tool is in a toolset
  * costs one set lookup whatever the catalog's size.
  */
@@ -11,12 +11,16 @@ import { catalogHash, TOOL_NAME, type RegisteredTool, type ToolRegistry } from '
 
 /** The built-ins a `discovery: search` toolset lists in place of its members. */
 export const SEARCH_TOOLS: readonly string[] = ['tool_search', 'tool_invoke'];
+/** The built-ins a `code_mode: true` toolset lists in place of its members (docs/code-mode.md). */
+export const CODE_TOOLS: readonly string[] = ['code_api', 'code_run'];
 
 export interface ToolsetDefinition {
   readonly name: string;
   readonly description: string | null;
   readonly tools: readonly string[];
   readonly discovery: 'search' | null;
+  /** Its members are called from programs: code_api and code_run are listed in their place. */
+  readonly codeMode: boolean;
   readonly always: readonly string[];
 }
 
@@ -36,7 +40,7 @@ interface Membership {
   always: Set<string>;
 }
 
-const KEYS = ['tools', 'description', 'discovery', 'always'];
+const KEYS = ['tools', 'description', 'discovery', 'code_mode', 'always'];
 
 type Fail = (message: string) => never;
 
@@ -62,11 +66,13 @@ export function readToolsets(section: unknown, fail: Fail): ToolsetDefinition[] 
       fail(`toolsets.${name}.description must be 1–200 characters`);
     }
     if (discovery !== undefined && discovery !== 'search') fail(`toolsets.${name}.discovery must be "search" (or left out)`);
+    if (raw.code_mode !== undefined && typeof raw.code_mode !== 'boolean') fail(`toolsets.${name}.code_mode must be true or false`);
     return Object.freeze({
       name,
       description: (description as string | undefined) ?? null,
       tools: globList(fail, name, 'tools', raw.tools, true),
       discovery: discovery === 'search' ? ('search' as const) : null,
+      codeMode: raw.code_mode === true,
       always: globList(fail, name, 'always', raw.always, false),
     });
   });
@@ -132,11 +138,13 @@ export class Toolsets {
     const definition = this.#definitions.get(name);
     if (definition === undefined) return undefined;
     const search = forceSearch || definition.discovery === 'search';
+    const code = definition.codeMode;
+    const builtin = (tool: string) => (search && SEARCH_TOOLS.includes(tool)) || (code && CODE_TOOLS.includes(tool));
     return {
       definition,
       search,
-      allows: (tool) => this.isMember(name, tool) || (search && SEARCH_TOOLS.includes(tool)),
-      listed: (tool) => (search ? SEARCH_TOOLS.includes(tool) || this.#of(name)!.always.has(tool) : this.isMember(name, tool)),
+      allows: (tool) => this.isMember(name, tool) || builtin(tool),
+      listed: (tool) => (search || code ? builtin(tool) || this.#of(name)!.always.has(tool) : this.isMember(name, tool)),
     };
   }
 

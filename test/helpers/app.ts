@@ -21,6 +21,8 @@ export interface TestAppOptions {
 export async function makeApp(kind: StoreKind, options: TestAppOptions = {}): Promise<FastifyInstance> {
   const config = loadConfig({
     LOG_LEVEL: 'silent',
+    // A loaded test machine must not make unrelated tests' calls answer 503 overloaded (event-loop.test.ts sets its own).
+    MAX_EVENT_LOOP_DELAY_MS: '0',
     KEY_PREFIX: `test:${randomUUID().slice(0, 8)}:`,
     ...(kind === 'redis' && { REDIS_URL: options.redisUrl ?? inject('redisUrl') }),
     ...options.env,

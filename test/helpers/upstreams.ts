@@ -3,6 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { http200, startChild, waitUntilReady, type Child } from '../../support/children.ts';
+import { freePorts } from '../../support/ports.ts';
 
 const PYTHON_SERVER = fileURLToPath(new URL('../fixtures/upstreams/tool_server.py', import.meta.url));
 
@@ -117,4 +119,35 @@ export function faultHandler(req: IncomingMessage, res: ServerResponse): void {
         res.writeHead(404).end();
     }
   });
+}
+
+const FLAKY_SERVER = fileURLToPath(new URL('../fixtures/upstreams/flaky-server.mjs', import.meta.url));
+
+/** test/fixtures/upstreams/flaky-server.mjs as a child process: an endpoint that fails, hangs or answers slowly on command. */
+export interface FlakyServer {
+  /** Its origin; the tool is at `${url}/tool`. */
+  url: string;
+  child: Child;
+  mode(mode: 'ok' | 'fail' | 'hang', delayMs?: number): Promise<void>;
+  /** What reached it: calls, calls in flight now, and the most in flight at once since the last reset. */
+  stats(): Promise<{ calls: number; in_flight: number; max_in_flight: number }>;
+  resetStats(): Promise<void>;
+}
+
+export async function startFlakyServer(): Promise<FlakyServer> {
+  const [port] = await freePorts(1);
+  const child = startChild('flaky-server', process.execPath, [FLAKY_SERVER], { cwd: process.cwd(), env: { ...process.env, PORT: String(port) } });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilReady(child, 'its HTTP port', http200(`${url}/stats`));
+  const control = async (path: string, body?: unknown) => {
+    const res = await fetch(`${url}${path}`, { method: body === undefined ? 'GET' : 'POST', body: body === undefined ? null : JSON.stringify(body) });
+    return (await res.json()) as Record<string, any>;
+  };
+  return {
+    url,
+    child,
+    mode: async (mode, delayMs = 0) => void (await control('/mode', { mode, delay_ms: delayMs })),
+    stats: async () => (await control('/stats')) as { calls: number; in_flight: number; max_in_flight: number },
+    resetStats: async () => void (await control('/stats/reset', {})),
+  };
 }

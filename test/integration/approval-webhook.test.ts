@@ -1,4 +1,4 @@
-/** The approval webhook (SPEC §14): every new approval and decision POSTed, signed, retried off the call's path. */
+/** The approval webhook (docs/approvals.md): every new approval and decision POSTed, signed, retried off the call's path. */
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

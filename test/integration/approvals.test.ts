@@ -1,5 +1,5 @@
 /**
- * Policy and approvals over HTTP (SPEC §14), on the memory store and on Redis: rules decide, a held
+ * Policy and approvals over HTTP (docs/approvals.md), on the memory store and on Redis: rules decide, a held
  * call waits for one decision, the approved call runs once and later identical calls replay it.
  */
 import type { FastifyInstance } from 'fastify';

@@ -1,4 +1,4 @@
-/** Callers (SPEC §8): bearer keys, tool allowlists, admin routes, rate limits, identity, no secrets in logs. */
+/** Callers (docs/operations.md): bearer keys, tool allowlists, admin routes, rate limits, identity, no secrets in logs. */
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

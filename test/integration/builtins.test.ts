@@ -1,4 +1,4 @@
-/** BUILTINS (SPEC §1): the built-in groups served; `none` leaves only the caller's own tools. */
+/** BUILTINS (docs/operations.md): the built-in groups served; `none` leaves only the caller's own tools. */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-/** The console's call feed (SPEC §13): GET /calls and GET /calls/stream, on both stores and across replicas. */
+/** The console's call feed (docs/console.md): GET /calls and GET /calls/stream, on both stores and across replicas. */
 import http from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 /**
- * The console (SPEC §13) in a real browser: headless Chromium driven by puppeteer-core against the
+ * The console (docs/console.md) in a real browser: headless Chromium driven by puppeteer-core against the
  * real app with API keys on. What a person does: give a key, find a tool, fill the form built from
  * its schema, run it and read the answer; watch calls and a plan change live; a key without admin
  * sees no arguments and no ledger actions.

@@ -53,6 +53,7 @@ describe('the Tools page with a large catalog', { timeout: 120_000 }, () => {
     spec: ${PETSTORE_DOCUMENT}
     base_url: "${gone.url}/api/v3"
     include: [getInventory]
+    breaker: {failures: 1, open_s: 600}
   - source: orders
     spec: ${PETSTORE_DOCUMENT}
     base_url: "${petstore.url}/api/v3"
@@ -207,6 +208,9 @@ toolsets:
     expect(goneState).toBe('down');
     expect(goneText).toContain('upstream_unavailable');
     expect(goneText).toContain('1 of the last 1 call failed');
+    // Its breaker opened at the first failure: the chip says so, and when it will probe.
+    expect(goneText).toMatch(/breaker open[\s\S]*probes in \d+ s/);
+    expect(await page.$('.health-chip[data-source="gone"] [data-breaker="open"]')).not.toBeNull();
     // Five upstreams: the healthy ones show only their name and state, the rest in their title.
     expect(petText).not.toContain('answered');
     expect(await page.$eval('.health-chip[data-source="petstore"]', (e) => e.getAttribute('title'))).toBe('OpenAPI · 3 tools · last 1 call answered');

@@ -1,5 +1,5 @@
 /**
- * Connect links over MCP 2025-11-25 (SPEC §15): the official SDK v1 client that declared URL-mode
+ * Connect links over MCP 2025-11-25 (docs/credentials.md): the official SDK v1 client that declared URL-mode
  * elicitation at initialize gets URLElicitationRequiredError (-32042) naming the connect link as a
  * URL-mode elicitation; the person connects; the same call then runs. Two replicas behind a
  * round-robin balancer share one real Redis, so the declaration is read wherever the call lands.

@@ -1,5 +1,5 @@
 /**
- * A user's secret never reaches traces, session events, results or the log (SPEC §15), even with
+ * A user's secret never reaches traces, session events, results or the log (docs/credentials.md), even with
  * call arguments on spans: a real OTLP receiver takes the spans of calls that use a stored secret
  * (sent upstream in a header) and of a call that answers authorization_required.
  */

@@ -1,5 +1,5 @@
 /**
- * The credential vault end to end (SPEC §15): a real OAuth provider (oidc-provider), a real
+ * The credential vault end to end (docs/credentials.md): a real OAuth provider (oidc-provider), a real
  * upstream that checks the bearer token it receives with that provider, two API-key users, on
  * the memory store and on a real Redis.
  */

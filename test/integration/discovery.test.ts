@@ -34,6 +34,47 @@ describe.each(STORES)('discovery (%s store)', (store) => {
     expect(echo.parameters.additionalProperties).toBe(false);
   });
 
+  it('lists only the fields asked for, with their own ETag, and refuses unknown fields or another format', async () => {
+    const full = (await app.inject({ method: 'GET', url: '/tools' })).json();
+    const response = await app.inject({ method: 'GET', url: '/tools?fields=name,description,source' });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.hash).toBe(full.hash);
+    expect(body.tools).toHaveLength(full.tools.length);
+    expect(body.tools.find((t: { name: string }) => t.name === 'echo')).toEqual({
+      name: 'echo',
+      description: 'Echo the text back.',
+      source: expect.any(String),
+    });
+    expect(response.headers.etag).not.toBe(`"${full.hash}"`);
+    const again = await app.inject({
+      method: 'GET',
+      url: '/tools?fields=name,description,source',
+      headers: { 'if-none-match': String(response.headers.etag) },
+    });
+    expect(again.statusCode).toBe(304);
+    const unknown = await app.inject({ method: 'GET', url: '/tools?fields=name,secret' });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().detail).toContain('no field "secret"');
+    expect((await app.inject({ method: 'GET', url: '/tools?fields=name&format=openai' })).statusCode).toBe(400);
+  });
+
+  it('compresses a large listing for a client that accepts it, and never a tool call', async () => {
+    const listing = await app.inject({ method: 'GET', url: '/tools', headers: { 'accept-encoding': 'br, gzip' } });
+    expect(listing.headers['content-encoding']).toBe('br');
+    const plain = await app.inject({ method: 'GET', url: '/tools' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(listing.rawPayload.length).toBeLessThan(plain.rawPayload.length / 2);
+    const call = await app.inject({
+      method: 'POST',
+      url: '/tools/invoke',
+      headers: { 'accept-encoding': 'br, gzip' },
+      payload: { name: 'echo', arguments: { text: 'x'.repeat(4000) } },
+    });
+    expect(call.statusCode).toBe(200);
+    expect(call.headers['content-encoding']).toBeUndefined();
+  });
+
   it('answers 304 to If-None-Match with the current ETag, weak or in a list', async () => {
     const first = await app.inject({ method: 'GET', url: '/tools' });
     const etag = String(first.headers.etag);

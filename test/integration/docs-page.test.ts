@@ -1,5 +1,5 @@
 /**
- * Swagger UI with API keys on (SPEC §8, §13): the page, its assets and the document load without a
+ * Swagger UI with API keys on (docs/operations.md, docs/console.md): the page, its assets and the document load without a
  * key (the document then leaves out the per-tool operations), it offers Bearer authorization, and a
  * real browser renders it.
  */

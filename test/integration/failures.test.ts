@@ -1,4 +1,4 @@
-/** Every tool-level failure row of SPEC §3, through the real HTTP app, on both stores. */
+/** Every tool-level failure row of docs/formats.md, through the real HTTP app, on both stores. */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeApp, post, STORES } from '../helpers/app.ts';

@@ -1,5 +1,5 @@
 /**
- * A real published API description (SPEC §16 "Real documents"): GitHub's REST API (npm
+ * A real published API description (docs/tool-sources.md): GitHub's REST API (npm
  * `@octokit/openapi`, OpenAPI 3.0.3, 1,223 operations), loaded whole as an `openapi:` source,
  * listed in every provider format with valid renderings, and called through a local stand-in
  * for api.github.com. An operation whose schema cannot compile is left out with one warning.

@@ -1,5 +1,5 @@
 /**
- * An idempotent HTTP tool across two replicas on one Redis (SPEC §5, §10): the upstream effect
+ * An idempotent HTTP tool across two replicas on one Redis (docs/ledger.md, docs/tool-sources.md): the upstream effect
  * runs once, and the upstream receives the ledger key as Idempotency-Key.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * HTTP tools (SPEC §10): TOOLS_FILE `http:` entries forwarded to a Python tool server and to a Node
+ * HTTP tools (docs/tool-sources.md): TOOLS_FILE `http:` entries forwarded to a Python tool server and to a Node
  * server that misbehaves, through the real app: answers mapped, failures coded, headers sent.
  */
 import { randomUUID } from 'node:crypto';
@@ -74,7 +74,9 @@ describe('HTTP tools: answers', () => {
     expect(seen['x-request-id']).toBe('req-weather-1');
     expect(Number(seen['x-timeout-ms'])).toBeGreaterThan(2000);
     expect(Number(seen['x-timeout-ms'])).toBeLessThanOrEqual(3000);
-    expect(seen.authorization).toBe(`Bearer ${TOKEN}`);
+    // The upstream got the token; its echo of it reaches the caller redacted (docs/operations.md#secrets-never-reach-the-model).
+    expect(seen.authorization).toBe(`Bearer [redacted:${TOKEN_VARIABLE}]`);
+    expect(JSON.stringify(body)).not.toContain(TOKEN);
     expect(seen['x-session-id']).toBeUndefined();
     expect(seen['idempotency-key']).toBeUndefined();
   });

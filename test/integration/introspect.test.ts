@@ -1,4 +1,4 @@
-/** Introspect tools (SPEC §2.2): the caller's catalog with hashes and versions, the session's plan and events. */
+/** Introspect tools (docs/plugins-and-sources.md): the caller's catalog with hashes and versions, the session's plan and events. */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get, makeApp, post, STORES } from '../helpers/app.ts';

@@ -1,5 +1,5 @@
 /**
- * Large results (SPEC §11): a 1 MB result's content is cut and the whole is kept as a result
+ * Large results (docs/large-results.md): a 1 MB result's content is cut and the whole is kept as a result
  * resource, readable by the caller that made the call over HTTP (GET /results/{id}), MCP (the
  * official SDK client's readResource) and the result_read tool, page by page; another key finds
  * nothing, and nobody does after RESULT_TTL_S.

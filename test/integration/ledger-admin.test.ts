@@ -1,4 +1,4 @@
-/** The ledger's admin routes (SPEC §5): look up, invalidate by key, by tool, by scope. */
+/** The ledger's admin routes (docs/ledger.md): look up, invalidate by key, by tool, by scope. */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Once across replicas (SPEC §5): two app instances on one Redis, and a replica killed while its
+ * Once across replicas (docs/ledger.md): two app instances on one Redis, and a replica killed while its
  * handler runs. The ledger keys are shared because the instances share one KEY_PREFIX.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-/** Exactly-once execution of idempotent tools (SPEC §5), the same on both stores. */
+/** Exactly-once execution of idempotent tools (docs/ledger.md), the same on both stores. */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';

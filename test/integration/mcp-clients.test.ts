@@ -18,7 +18,7 @@ interface McpClient {
   protocolVersion(): string | undefined;
   listTools(): Promise<{ tools: Array<Record<string, any>> }>;
   callTool(name: string, args: unknown, onprogress?: (p: { progress: number; total?: number }) => void, signal?: AbortSignal): Promise<Record<string, any>>;
-  /** A request for a method toolport does not serve (roots/list, a client's method). */
+  /** A request for a method toolport does not serve (roots/list, a client's method; subscriptions/listen in 2026-07-28). */
   unknownMethod(): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -48,7 +48,9 @@ async function connect(flavour: Flavour, url: URL, headers: Record<string, strin
     listTools: () => client.listTools(),
     callTool: (name, args, onprogress, signal) =>
       client.callTool({ name, arguments: args as Record<string, unknown> }, { ...(onprogress && { onprogress }), ...(signal && { signal }) }),
-    unknownMethod: () => client.request({ method: 'roots/list', params: {} } as never),
+    // A method of the client's era that toolport does not serve: subscriptions/listen exists only in 2026-07-28.
+    unknownMethod: () =>
+      client.request({ method: client.getNegotiatedProtocolVersion() === '2026-07-28' ? 'subscriptions/listen' : 'roots/list', params: {} } as never),
     close: () => client.close(),
   };
 }

@@ -50,7 +50,9 @@ describe('the official MCP conformance suite against /mcp', () => {
       (err: { stdout?: string }) => err,
     );
     for (const folder of readdirSync(out)) {
-      const scenario = scenarios.find((name) => folder.startsWith(`server-${name.replaceAll('/', '-')}-`) && /^-\d{4}-\d\d-\d\dT/.test(folder.slice(7 + name.length)));
+      const scenario = scenarios.find(
+        (name) => folder.startsWith(`server-${name.replaceAll('/', '-')}-`) && /^-\d{4}-\d\d-\d\dT/.test(folder.slice(7 + name.length)),
+      );
       if (scenario !== undefined) results.set(scenario, JSON.parse(readFileSync(join(out, folder, 'checks.json'), 'utf8')) as Check[]);
     }
   }, 240_000);

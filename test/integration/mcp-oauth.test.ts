@@ -1,5 +1,5 @@
 /**
- * MCP authorization end to end (SPEC §15): a real OpenID provider (oidc-provider, JWT access tokens
+ * MCP authorization end to end (docs/identity.md): a real OpenID provider (oidc-provider, JWT access tokens
  * for the resource PUBLIC_URL/mcp, PKCE, refresh tokens, 60 s access tokens) and the official MCP SDK
  * v1 client with its OAuth client provider: 401 → protected resource metadata → authorization
  * server metadata → authorization code + PKCE (the login and consent completed over HTTP) → token

@@ -96,7 +96,14 @@ describe('POST /mcp protocol', () => {
         });
         expect(body.result).toEqual({
           protocolVersion: answered,
-          capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false }, prompts: { listChanged: false }, completions: {}, logging: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+          capabilities: {
+            tools: { listChanged: false },
+            resources: { subscribe: true, listChanged: false },
+            prompts: { listChanged: false },
+            completions: {},
+            logging: {},
+            tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+          },
           serverInfo: { name: 'toolport', version: expect.any(String) },
         });
       }
@@ -171,7 +178,14 @@ describe('POST /mcp protocol', () => {
       expect(body.result).toEqual({
         resultType: 'complete',
         supportedVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
-        capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false }, prompts: { listChanged: false }, completions: {}, logging: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } },
+        capabilities: {
+          tools: { listChanged: false },
+          resources: { subscribe: true, listChanged: false },
+          prompts: { listChanged: false },
+          completions: {},
+          logging: {},
+          extensions: { 'io.modelcontextprotocol/tasks': {} },
+        },
         ttlMs: 0,
         cacheScope: 'private',
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'toolport', version: expect.any(String) } },

@@ -1,5 +1,5 @@
 /**
- * The planning suite through the official MCP clients with no configuration (SPEC §7, §6): two
+ * The planning suite through the official MCP clients with no configuration (docs/mcp-and-gateways.md, docs/sessions-and-planning.md): two
  * replicas on one Redis behind a round-robin balancer, every request going to the other replica
  * than the one before. Handshake-era clients keep one plan per connection through the
  * Mcp-Session-Id toolport issues; stateless-era clients (2026-07-28) through the session_id the

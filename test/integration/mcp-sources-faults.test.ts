@@ -1,5 +1,5 @@
 /**
- * MCP servers that are slow, cancelled, killed or never start (SPEC §10, §3): a cancel and a
+ * MCP servers that are slow, cancelled, killed or never start (docs/mcp-sources.md, docs/formats.md): a cancel and a
  * deadline reach the server as notifications/cancelled; a stdio server killed mid-call answers
  * upstream_unavailable, is named by /readyz, and is restarted and serving again.
  */

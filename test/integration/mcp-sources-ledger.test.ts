@@ -1,5 +1,5 @@
 /**
- * The effect ledger in front of an MCP server (SPEC §5, §10): two replicas on one Redis, each
+ * The effect ledger in front of an MCP server (docs/ledger.md, docs/mcp-sources.md): two replicas on one Redis, each
  * running its own server-memory process over one knowledge-graph file. An entity created twice at
  * once, through both replicas, is created once: the other call waits and replays the first result
  * (a second run would have answered an empty list: server-memory skips entities it already has).

@@ -1,5 +1,5 @@
 /**
- * Definitions that change upstream (SPEC §10 "Pinning", §4 provenance): our own small MCP server
+ * Definitions that change upstream (docs/mcp-sources.md, docs/design.md provenance): our own small MCP server
  * rewrites its `greet` tool at run time and sends notifications/tools/list_changed. Without `pin`
  * the change is served and recorded as a new version; with `pin` the pinned definition stays, calls
  * answer tool_changed without reaching the server, and an admin's accept makes the change current

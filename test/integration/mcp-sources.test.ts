@@ -1,5 +1,5 @@
 /**
- * MCP servers behind toolport (SPEC §10), over stdio: the reference server-everything and a small
+ * MCP servers behind toolport (docs/mcp-sources.md), over stdio: the reference server-everything and a small
  * server of our own, started by toolport as child processes. Their tools are listed in every
  * provider format and called through every path: structured and text results, an upstream error,
  * non-text blocks, progress over SSE and over /mcp.

@@ -1,5 +1,5 @@
 /**
- * OpenAPI tools (SPEC §10): the real Swagger Petstore 3 document, imported through TOOLS_FILE and
+ * OpenAPI tools (docs/tool-sources.md): the real Swagger Petstore 3 document, imported through TOOLS_FILE and
  * served by a small implementation of it; listed in every provider format, called with path,
  * query, header and body arguments, and refused at start when an include glob matches nothing.
  */

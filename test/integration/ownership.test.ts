@@ -1,5 +1,5 @@
 /**
- * Ownership (SPEC §15): two users side by side on two replicas sharing one real Redis. Each sees
+ * Ownership (docs/identity.md): two users side by side on two replicas sharing one real Redis. Each sees
  * only their own sessions, tasks, results and ledger entries; the other's are 404 (or a fresh,
  * separate session of the same name); an admin sees all.
  */

@@ -1,5 +1,5 @@
 /**
- * The package as a user gets it (SPEC §10 "Plugins outside the repository", §17): `npm pack`,
+ * The package as a user gets it (docs/plugins.md, docs/cli.md): `npm pack`,
  * installed with `--engine-strict` into fresh folders outside the repository — the plugin
  * template of examples/ (an ES module project) and a CommonJS project — then imported from .mjs
  * and type-checked from .ts, its plugins served through the real app, plugins of every extension

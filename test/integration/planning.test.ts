@@ -1,4 +1,4 @@
-/** The planning tool suite (SPEC §6) through the real HTTP app, on both stores. */
+/** The planning tool suite (docs/sessions-and-planning.md) through the real HTTP app, on both stores. */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get, makeApp, post, STORES } from '../helpers/app.ts';

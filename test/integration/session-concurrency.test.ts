@@ -1,5 +1,5 @@
 /**
- * Lossless concurrency (SPEC §6): many calls on one session, on one app or on two replicas sharing
+ * Lossless concurrency (docs/sessions-and-planning.md): many calls on one session, on one app or on two replicas sharing
  * one Redis, lose no write. Commits compare the versions the handler read; a conflict re-runs it.
  */
 import { randomUUID } from 'node:crypto';

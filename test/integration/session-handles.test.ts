@@ -1,5 +1,5 @@
 /**
- * Session handles (SPEC §6, "Calls without a session"): over real HTTP with no X-Session-Id, the
+ * Session handles (docs/sessions-and-planning.md, "Calls without a session"): over real HTTP with no X-Session-Id, the
  * session built-ins start a session, tell the model its id, and take it back as `session_id`, in
  * the native, OpenAI and Anthropic formats; the argument is in every discovery format and the
  * OpenAPI document.

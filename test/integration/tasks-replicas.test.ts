@@ -1,5 +1,5 @@
 /**
- * Tasks across replicas (SPEC §11): app instances on one Redis share the tasks (same KEY_PREFIX);
+ * Tasks across replicas (docs/tasks.md): app instances on one Redis share the tasks (same KEY_PREFIX);
  * replicas started as child processes are killed mid-task to show what becomes of their tasks.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Tasks over HTTP (SPEC §11) on each store: Prefer: respond-async → 202 + Location, the task's
+ * Tasks over HTTP (docs/tasks.md) on each store: Prefer: respond-async → 202 + Location, the task's
  * result equal to the synchronous answer, long-poll, cancel, deadlines, listing, ownership by key.
  */
 import { createHash, randomUUID } from 'node:crypto';

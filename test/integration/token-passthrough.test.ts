@@ -1,5 +1,5 @@
 /**
- * No token passthrough (SPEC §15, MCP authorization): an upstream behind toolport never receives the
+ * No token passthrough (docs/identity.md, MCP authorization): an upstream behind toolport never receives the
  * caller's access token — not as Authorization, not in any other header, not in the body.
  */
 import { createServer, type Server } from 'node:http';

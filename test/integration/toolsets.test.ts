@@ -1,5 +1,5 @@
 /**
- * Toolsets (SPEC §16): named subsets of the catalog from the tools file, listed with content
+ * Toolsets (docs/toolsets.md): named subsets of the catalog from the tools file, listed with content
  * hashes, restricting /tools, /tools/invoke and their own MCP endpoints, bound to API keys.
  */
 import { createHash, randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Traces (SPEC §12), received by a real OTLP/HTTP receiver decoding the protobuf the official
+ * Traces (docs/tracing.md), received by a real OTLP/HTTP receiver decoding the protobuf the official
  * exporter sends: a request with a `traceparent` continues the caller's trace, each call of a turn
  * is an `execute_tool` span with the GenAI and toolport attributes, the ledger and the session
  * commit are child spans, an HTTP tool's upstream request carries the trace onward, a task's run is
@@ -27,6 +27,7 @@ const CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const CALLER_SPAN = 'b7ad6b7169203331';
 const CALLER_SPAN_2 = 'c8be7c827a314442';
 const CALLER_SPAN_3 = 'd9cf8d938b425553';
+const CALLER_SPAN_4 = 'e0d09e049c536664';
 const traceparent = (span: string) => `00-${CALLER_TRACE}-${span}-01`;
 
 /** An HTTP service standing in for a tool's upstream: records the headers of every request. */
@@ -53,7 +54,7 @@ async function send(app: FastifyInstance, body: unknown, headers: Record<string,
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
 
-/** A TOOLS_FILE with one HTTP tool forwarding to `url` (SPEC §10). */
+/** A TOOLS_FILE with one HTTP tool forwarding to `url` (docs/tool-sources.md). */
 async function toolsFile(folder: string, url: string): Promise<string> {
   const file = path.join(folder, 'tools.json');
   const weather = {
@@ -68,6 +69,12 @@ async function toolsFile(folder: string, url: string): Promise<string> {
 
 function registerTracedTools(registry: ToolRegistry): void {
   registerLedgerTools(registry);
+  registry.registerTool({
+    name: 'traced_lookup',
+    description: 'Looks a number up (called by a code mode program).',
+    parameters: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+    handler: (params) => ok({ n: params.n }, 'found'),
+  });
   registry.registerTool({
     name: 'start_task',
     description: 'Captures the trace link a task would store.',
@@ -93,7 +100,7 @@ describe('traces', () => {
     // The SDK reads OpenTelemetry's variables from the process environment, as in production.
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
     folder = await mkdtemp(path.join(tmpdir(), 'toolport-tracing-'));
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, LOG_LEVEL: 'info', TOOLS_FILE: await toolsFile(folder, upstream.url) };
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, LOG_LEVEL: 'info', TOOLS_FILE: await toolsFile(folder, upstream.url), CODE_MODE: 'true' };
     const logger = createLogger(loadConfig(env), new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
     app = await makeApp('memory', { env, logger, register: registerTracedTools });
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -153,6 +160,13 @@ describe('traces', () => {
     await runLinked(capturedLink, 'task echo', { 'toolport.task_id': 'task-1' }, () =>
       app.toolport.dispatcher.invoke({ id: 'call_in_task', name: 'echo', arguments: { text: 'later' } }, scope),
     );
+    // A code mode program: its inner calls are nested calls of code_run.
+    const program = await send(
+      app,
+      { id: 'call_program', name: 'code_run', arguments: { code: 'return [await tools.traced_lookup({ n: 1 }), await tools.traced_lookup({ n: 2 })];' } },
+      { traceparent: traceparent(CALLER_SPAN_4) },
+    );
+    expect(program.body.success).toBe(true);
     await flushTracing();
     spans = receiver.spans;
   });
@@ -165,6 +179,14 @@ describe('traces', () => {
   };
   const childrenOf = (parent: ReceivedSpan) => spans.filter((s) => s.parentSpanId === parent.spanId);
   const requestSpan = (callerSpan: string) => spans.find((s) => s.kind === SPAN_KIND.server && s.parentSpanId === callerSpan)!;
+
+  it("makes a code mode program's inner calls child spans of its code_run span", () => {
+    const run = one('execute_tool code_run');
+    expect(run.traceId).toBe(CALLER_TRACE);
+    const inner = childrenOf(run).filter((s) => s.name.startsWith('execute_tool '));
+    expect(inner.map((s) => s.name)).toEqual(['execute_tool traced_lookup', 'execute_tool traced_lookup']);
+    expect(inner.every((s) => s.traceId === CALLER_TRACE)).toBe(true);
+  });
 
   it('exports over OTLP/HTTP in protobuf, as service toolport', () => {
     expect(receiver.contentTypes.length).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
 /**
- * Users' tasks and limits (SPEC §15 with §11): a task a JWT user starts — over HTTP with
+ * Users' tasks and limits (docs/identity.md, docs/tasks.md): a task a JWT user starts — over HTTP with
  * `Prefer: respond-async` or over MCP — runs as that user on whichever replica claims it
  * (`context.user`, their own credential, their `user` ledger scope) and is 404 to every other
  * user. Each user's `rate_per_min` counts for that user only. Two replicas share one real Redis.

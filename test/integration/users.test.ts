@@ -1,4 +1,4 @@
-/** Users (SPEC §15): JWT access tokens of AUTH_ISSUER beside API keys, access rules, context.user, faults. */
+/** Users (docs/identity.md): JWT access tokens of AUTH_ISSUER beside API keys, access rules, context.user, faults. */
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

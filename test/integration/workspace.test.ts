@@ -1,4 +1,4 @@
-/** Workspace tools (SPEC §2.2): happy paths, size caps, and every way out of the root refused. */
+/** Workspace tools (docs/plugins-and-sources.md): happy paths, size caps, and every way out of the root refused. */
 import { mkdtemp, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

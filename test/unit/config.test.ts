@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, secretText } from '../../src/config.ts';
 import { ConfigError } from '../../src/errors.ts';
@@ -17,7 +17,7 @@ function configErrorOf(env: Record<string, string>): ConfigError {
 }
 
 describe('loadConfig', () => {
-  it('uses the defaults of SPEC §1 when the environment is empty', () => {
+  it('uses the defaults of docs/operations.md when the environment is empty', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 8080,
@@ -123,6 +123,23 @@ describe('loadConfig', () => {
     expect(configErrorOf({ REDIS_AUTO_PIPELINING: 'maybe' }).message).toContain('"maybe"');
   });
 
+  it('runs plugin tools in process unless TOOL_ISOLATION=worker; a pool of the cores with 256 MB heaps; refuses calls past 1 s of event-loop lag', () => {
+    expect(loadConfig({})).toMatchObject({
+      toolIsolation: 'none',
+      workerPoolSize: availableParallelism(),
+      workerMaxOldGenerationMb: 256,
+      maxEventLoopDelayMs: 1000,
+    });
+    expect(loadConfig({ TOOL_ISOLATION: 'Worker', WORKER_POOL_SIZE: '3', WORKER_MAX_OLD_GENERATION_MB: '64', MAX_EVENT_LOOP_DELAY_MS: '0' })).toMatchObject({
+      toolIsolation: 'worker',
+      workerPoolSize: 3,
+      workerMaxOldGenerationMb: 64,
+      maxEventLoopDelayMs: 0,
+    });
+    expect(configErrorOf({ TOOL_ISOLATION: 'threads' }).message).toBe('TOOL_ISOLATION must be none or worker, got "threads"');
+    expect(configErrorOf({ WORKER_POOL_SIZE: '0' }).message).toContain('WORKER_POOL_SIZE');
+  });
+
   it('serves every built-in group unless BUILTINS names some, or none', () => {
     expect([...loadConfig({}).builtins].sort()).toEqual(['introspect', 'planning', 'results', 'search', 'workspace']);
     expect([...loadConfig({ BUILTINS: 'all' }).builtins]).toHaveLength(5);
@@ -186,5 +203,24 @@ describe('identity variables', () => {
     expect(() => loadConfig({ AUTH_ISSUER: 'sso.example', PUBLIC_URL: 'https://t.example' })).toThrow(/^AUTH_ISSUER must be an http/);
     expect(() => loadConfig({ PUBLIC_URL: 'ftp://t.example' })).toThrow(/^PUBLIC_URL must be/);
     expect(loadConfig({ AUTH_ISSUER: 'https://sso.example', AUTH_AUDIENCE: 'api://toolport' }).authAudience).toBe('api://toolport');
+  });
+});
+
+describe('hosts and origins', () => {
+  it('reads ALLOWED_HOSTS (null when unset) and CORS_ORIGINS as browsers send origins', () => {
+    expect(loadConfig({}).allowedHosts).toBeNull();
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ ALLOWED_HOSTS: ' Toolport, tools.example.com:8443 ,' }).allowedHosts).toEqual(['toolport', 'tools.example.com:8443']);
+    expect(loadConfig({ CORS_ORIGINS: 'https://App.example.com/, http://localhost:5173, https://x.example:443' }).corsOrigins).toEqual([
+      'https://app.example.com',
+      'http://localhost:5173',
+      'https://x.example',
+    ]);
+  });
+
+  it('stops the start on a CORS origin with a path, a query or another scheme', () => {
+    for (const bad of ['https://app.example.com/console', 'app.example.com', 'ftp://app.example.com', 'https://app.example.com?x=1']) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad }), bad).toThrow(/^CORS_ORIGINS must list origins/);
+    }
   });
 });

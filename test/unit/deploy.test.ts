@@ -4,7 +4,7 @@
  * commands serve from a clean copy of the sources.
  */
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -91,6 +91,20 @@ describe('docker-compose.yml', async () => {
     expect(ApiKeys.load(path.join(ROOT, 'deploy/toolport/api-keys.yaml')).authenticate(example!)?.id).toBe('prometheus');
   });
 
+  it('hands Grafana its admin password as a Docker secret from the environment, with no default', () => {
+    const services = compose.services as Record<string, Service & { secrets?: string[] }>;
+    const secrets = (compose as unknown as { secrets: Record<string, { environment?: string; file?: string }> }).secrets;
+    expect(services.grafana!.secrets).toEqual(['grafana_admin_password']);
+    expect(secrets.grafana_admin_password).toEqual({ environment: 'GRAFANA_ADMIN_PASSWORD' });
+    expect(services.grafana!.environment).toHaveProperty('GF_SECURITY_ADMIN_PASSWORD__FILE', '/run/secrets/grafana_admin_password');
+    expect(services.grafana!.environment).not.toHaveProperty('GF_SECURITY_ADMIN_PASSWORD');
+    expect(text).not.toMatch(/GRAFANA_ADMIN_PASSWORD:-/);
+  });
+
+  it('answers the Host name its neighbours call it by (http://toolport:8080)', () => {
+    expect(toolport!.environment).toHaveProperty('ALLOWED_HOSTS', 'toolport');
+  });
+
   it('publishes ports on the loopback interface only, unless BIND_ADDRESS says otherwise', () => {
     expect(toolport!.ports).toEqual(['127.0.0.1:8080:8080']);
     expect(litellm!.ports).toEqual(['127.0.0.1:4000:4000']);
@@ -149,8 +163,10 @@ describe('Dockerfile', async () => {
   const dockerfile = await read('Dockerfile');
   const instructions = dockerfile.split('\n').filter((line) => /^[A-Z]+\s/.test(line));
 
-  it('is multi-stage, production dependencies only, non-root, HOST=0.0.0.0, health-checked, stopped by SIGTERM', async () => {
-    expect(instructions.filter((line) => line.startsWith('FROM '))).toHaveLength(2);
+  it('is multi-stage (build, production dependencies, runtime), non-root, HOST=0.0.0.0, health-checked, stopped by SIGTERM', async () => {
+    expect(instructions.filter((line) => line.startsWith('FROM '))).toHaveLength(3);
+    expect(dockerfile).toContain('RUN npm run build');
+    expect(dockerfile).toContain('COPY --from=build --chown=node:node /app/dist ./dist');
     expect(dockerfile).toContain('npm ci --omit=dev');
     expect(instructions.find((line) => line.startsWith('USER '))).toBe('USER node');
     expect(dockerfile).toMatch(/HOST=0\.0\.0\.0/);
@@ -160,9 +176,17 @@ describe('Dockerfile', async () => {
     expect(ignored).toEqual(expect.arrayContaining(['node_modules', '.git', 'test']));
   });
 
-  it('serves from a clean copy after its own install command, with its own start command', async () => {
+  it('serves compiled from a clean copy after its own build and install commands, with its own start command', async () => {
     const copy = await mkdtemp(path.join(tmpdir(), 'toolport-image-'));
     try {
+      // The build stage: `npm run build` (tsc, then the console and Lua files), whose dist/ the image copies.
+      const build = await mkdtemp(path.join(tmpdir(), 'toolport-build-'));
+      for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts', 'src'])
+        await cp(path.join(ROOT, entry), path.join(build, entry), { recursive: true });
+      await symlink(path.join(ROOT, 'node_modules'), path.join(build, 'node_modules'));
+      await execFileAsync('npm', ['run', 'build'], { cwd: build, timeout: 120_000 });
+      await cp(path.join(build, 'dist'), path.join(copy, 'dist'), { recursive: true });
+      await rm(build, { recursive: true, force: true });
       for (const entry of ['package.json', 'package-lock.json', 'src', 'examples', 'deploy'])
         await cp(path.join(ROOT, entry), path.join(copy, entry), { recursive: true });
       await execFileAsync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund'], { cwd: copy, timeout: 170_000 });

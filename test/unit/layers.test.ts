@@ -15,7 +15,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['config.ts', 'json.ts', 'lazy-logger.ts', 'metrics.ts', 'schemas.ts', 'tracing/', 'client/'],
   ['store/', 'callers/'],
   ['tools/'],
-  ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/', 'credentials/', 'policy/', 'toolsets/'],
+  ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/', 'credentials/', 'policy/', 'toolsets/', 'redaction/'],
   ['builtin/', 'sources/', 'mcp/', 'plugins/', 'http/'],
   ['routes/'],
   ['app/'],
@@ -170,6 +170,12 @@ describe('the import graph of src/', () => {
     const pages = new Set(texts.flatMap(([, text]) => [...text.matchAll(/\bdocs\/[\w-]+\.md\b/g)].map((match) => match[0])));
     expect(pages.size).toBeGreaterThan(10);
     expect([...pages].filter((page) => !existsSync(resolve(SRC, '..', page)))).toEqual([]);
+  });
+
+  it("points the tests' comments at the docs too: no section sign of an outside document", () => {
+    const tests = resolve(SRC, '../test');
+    const cited = allSourceFiles(tests).filter((file) => file !== fileURLToPath(import.meta.url) && readFileSync(file, 'utf8').includes('\u00a7'));
+    expect(cited.map((file) => relative(tests, file))).toEqual([]);
   });
 
   it('finds an arrow that points back up (the check can fail)', () => {

@@ -1,4 +1,4 @@
-/** MCP sources (SPEC §10): the `mcp:` entries checked with one clear line, and the mapping of tools and results. */
+/** MCP sources (docs/mcp-sources.md): the `mcp:` entries checked with one clear line, and the mapping of tools and results. */
 import { describe, expect, it } from 'vitest';
 import { readMcpEntry } from '../../src/sources/mcp/config.ts';
 import { toolResultOf, upstreamDefinition } from '../../src/sources/mcp/definitions.ts';
@@ -15,6 +15,7 @@ const file: ToolsFile = {
   credentials: null,
   policy: [],
   toolsets: undefined,
+  variables: [],
 };
 const read = (value: Record<string, unknown>) => readMcpEntry({ where: 'mcp[0]', value }, file);
 const problem = (value: Record<string, unknown>) => {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pino from 'pino';
 import { describe, it, expect } from 'vitest';
 import { loadPlugins } from '../../src/tools/plugins.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
@@ -32,6 +33,25 @@ describe('loadPlugins', () => {
         .sort(),
     ).toEqual(['add', 'divide']);
     expect(registry.get('add')?.source).toBe('examples/plugins/calculator.ts');
+  });
+
+  it('loads the example notes plugin: a tool, a resource, a resource template and a prompt, each read for one request', async () => {
+    const registry = new ToolRegistry();
+    await loadPlugins(registry, ['examples/plugins/notes.ts'], ROOT);
+    expect(registry.get('note_add')?.source).toBe('examples/plugins/notes.ts');
+    expect(registry.entries.list('resource', null).map((r) => r.uri)).toEqual(['notes://index']);
+    const [template] = registry.entries.list('template', null);
+    const [prompt] = registry.entries.list('prompt', null);
+    const context = { caller: null, user: null, requestId: 'r', signal: new AbortController().signal, log: pino({ level: 'silent' }) };
+    expect(await template!.read('notes://note/welcome', { title: 'welcome' }, context)).toEqual([
+      { uri: 'notes://note/welcome', mimeType: 'text/plain', text: 'Notes live in memory while the server runs.' },
+    ]);
+    expect((await prompt!.complete!('tone', 'f', context, {})).values).toEqual(['formal']);
+    expect((await prompt!.get({ title: 'welcome' }, context)).messages[1]!.content.text).toBe('Summarize the note above in a terse tone.');
+    // Another source may not take a URI the plugin holds.
+    expect(registry.entries.replaceSource('other', [{ ...registry.entries.list('resource', null)[0]!, source: 'other' }])).toMatch(
+      /already registered by examples/,
+    );
   });
 
   it('loads the same plugin given as ./relative or absolute path', async () => {

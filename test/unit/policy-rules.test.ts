@@ -1,4 +1,4 @@
-/** Policy rules (SPEC §14): compiled once, a bad one named at start, conditions over args, tool, caller and session. */
+/** Policy rules (docs/approvals.md): compiled once, a bad one named at start, conditions over args, tool, caller and session. */
 import { describe, expect, it } from 'vitest';
 import { compileRules } from '../../src/policy/rules.ts';
 import { PolicyGate } from '../../src/policy/gate.ts';

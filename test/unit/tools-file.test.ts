@@ -99,6 +99,27 @@ describe('TOOLS_FILE', () => {
     expect(await startFailure(custom)).toMatch(/custom\.yaml: http\[0\] "a": idempotency.strategy "custom" needs a key function/);
   });
 
+  it('stops the start on a bad breaker or limit, and on HTTP tools of one origin that set different limits', async () => {
+    const tool = (name: string, limits: string) =>
+      `  - {name: ${name}, description: d, parameters: {type: object}, endpoint: {url: "http://x:81/${name}"}${limits === '' ? '' : `, ${limits}`}}\n`;
+    const cases: [string, RegExp][] = [
+      ['breaker: {failures: 0}', /http\[0\] "a": breaker.failures must be a positive whole number/],
+      ['breaker: {open_s: -1}', /http\[0\] "a": breaker.open_s must be a number of seconds above 0/],
+      ['breaker: {failure: 3}', /http\[0\] "a": breaker.failure is not one of failures, open_s/],
+      ['breaker: true', /http\[0\] "a": breaker must be a mapping \{failures, open_s\}, or false/],
+      ['max_concurrency: "2"', /http\[0\] "a": max_concurrency must be a positive whole number/],
+      ['rate_per_min: 0', /http\[0\] "a": rate_per_min must be a positive whole number/],
+      ['rate_per_min_per_caller: 1.5', /http\[0\] "a": rate_per_min_per_caller must be a positive whole number/],
+    ];
+    for (const [limits, problem] of cases) expect(await startFailure(await fileWith('limits.yaml', `http:\n${tool('a', limits)}`))).toMatch(problem);
+    const disagree = await fileWith('origin.yaml', `http:\n${tool('a', 'max_concurrency: 2')}${tool('b', '')}${tool('c', 'max_concurrency: 3')}`);
+    expect(await startFailure(disagree)).toMatch(
+      /http\[2\] "c": its limits \(.*max_concurrency: 3.*\) differ from those http\[0\] "a" sets for the same origin http:\/\/x:81; the tools of one origin share them/,
+    );
+    const mcp = await fileWith('mcp-limits.yaml', 'mcp:\n  - {source: files, command: npx, breaker: {failures: 2, open_s: 0}}\n');
+    expect(await startFailure(mcp)).toMatch(/mcp\[0\] "files": breaker.open_s must be a number of seconds above 0/);
+  });
+
   it('stops the start when two sources produce one name, naming both', async () => {
     const path = await fileWith(
       'clash.yaml',
@@ -131,6 +152,22 @@ describe('TOOLS_FILE', () => {
     const sources = await loadToolSources({ registry, file: path, log: silent, env: {}, ...(await sourceDeps(registry)) });
     await sources.close();
     expect(registry.get('one_tool')?.source).toBe('./one.mjs');
+  });
+
+  it('takes a plugin entry as {module, isolation} and names a bad one', async () => {
+    await writeFile(
+      join(folder, 'two.mjs'),
+      "export default {name: 'two_tool', description: 'Two.', parameters: {type: 'object'}, handler: () => ({message: 'two'})};\n",
+    );
+    const good = await fileWith('isolated.yaml', 'plugins: [{module: ./two.mjs, isolation: none}]\n');
+    const registry = new ToolRegistry();
+    const sources = await loadToolSources({ registry, file: good, log: silent, env: {}, ...(await sourceDeps(registry)) });
+    await sources.close();
+    expect(registry.get('two_tool')?.source).toBe('./two.mjs');
+    const bad = await fileWith('bad-isolation.yaml', 'plugins: [{module: ./two.mjs, isolation: threads}]\n');
+    expect(await startFailure(bad)).toMatch(/bad-isolation\.yaml: plugins\[0\]: isolation must be none or worker$/);
+    const typo = await fileWith('typo-isolation.yaml', 'plugins: [{modul: ./two.mjs}]\n');
+    expect(await startFailure(typo)).toMatch(/plugins\[0\]: unknown key "modul" \(allowed: module, isolation\)$/);
   });
 });
 

@@ -1,4 +1,4 @@
-/** Tracing off (SPEC §12): without an exporter endpoint the process loads none of the OpenTelemetry SDK. */
+/** Tracing off (docs/tracing.md): without an exporter endpoint the process loads none of the OpenTelemetry SDK. */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';

@@ -1,5 +1,5 @@
 /**
- * Upstream schemas (SPEC §16 "Real documents"): compiled leniently and on first use, cached by
+ * Upstream schemas (docs/tool-sources.md): compiled leniently and on first use, cached by
  * schema hash, while plugin tools stay strict; the definition hash is the same either way.
  */
 import { describe, expect, it } from 'vitest';
@@ -41,7 +41,7 @@ describe('upstream schemas', () => {
     expect(tool.validateResult!({ a: 'x' })).toBe(false);
   });
 
-  it('hashes an upstream definition as SPEC §2 says, and compiles an equal schema once', () => {
+  it('hashes an upstream definition as docs/design.md says, and compiles an equal schema once', () => {
     const registry = new ToolRegistry();
     const shared = { type: 'object', properties: { q: { type: 'string', description: 'naïve “query” ✓' } } };
     registry.registerTool(define('one', shared, { type: 'array', items: shared }), { schemas: 'upstream' });

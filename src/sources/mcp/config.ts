@@ -1,6 +1,6 @@
 /**
  * An `mcp:` entry of TOOLS_FILE (docs/mcp-sources.md), checked: a stdio server (`command`, `args`, `env`,
- * `cwd`) or a Streamable HTTP one (`url`, `headers`), `pin`, and the per-source and per-tool
+ * `cwd`) or a Streamable HTTP one (`url`, `headers`), `pin`, its breaker and limits, and the per-source and per-tool
  * `idempotency`, `timeout_ms` (and per tool `annotations`), read as for openapi sources.
  */
 import { isAbsolute, resolve } from 'node:path';
@@ -10,6 +10,7 @@ import { readCredentialUse } from '../credentials.ts';
 import { readToolOptions, readToolOverrides, type ToolOptions } from '../tool-options.ts';
 import { credentialHeaders, type CredentialHeaders } from '../upstream/credentials.ts';
 import type { ToolsFile } from '../tools-file.ts';
+import { GUARD_KEYS, readGuardSettings, type GuardSettings } from '../upstream/limits.ts';
 
 export type McpServerConfig =
   | { kind: 'stdio'; command: string; args: readonly string[]; env: Record<string, string>; cwd: string }
@@ -26,9 +27,11 @@ export interface McpSourceConfig {
   defaults: ToolOptions;
   /** Overrides by the upstream's own tool name. */
   tools: ReadonlyMap<string, ToolOptions>;
+  /** The server's breaker and limits. */
+  guard: GuardSettings;
 }
 
-const KEYS = ['source', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'pin', 'idempotency', 'timeout_ms', 'tools', 'auth'];
+const KEYS = ['source', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'pin', 'idempotency', 'timeout_ms', 'tools', 'auth', ...GUARD_KEYS];
 
 export function readMcpEntry(entry: RawEntry, file: ToolsFile, credentials: CredentialDefinitions = new Map()): McpSourceConfig {
   const reader = new EntryReader(file.path, entry, KEYS);
@@ -64,5 +67,13 @@ export function readMcpEntry(entry: RawEntry, file: ToolsFile, credentials: Cred
     server = { kind: 'http', url, headers: fixed, credentials: use, uses };
   }
   const defaults = readToolOptions(reader, { idempotency: reader.raw.idempotency, timeout_ms: reader.raw.timeout_ms });
-  return { source, label: `TOOLS_FILE ${file.path}: ${reader.where}`, server, pin: pin === true, defaults, tools: readToolOverrides(reader) };
+  return {
+    source,
+    label: `TOOLS_FILE ${file.path}: ${reader.where}`,
+    server,
+    pin: pin === true,
+    defaults,
+    tools: readToolOverrides(reader),
+    guard: readGuardSettings(reader),
+  };
 }

@@ -22,6 +22,7 @@ import { McpUpstream } from './upstream.ts';
 import { McpFederation } from './federation.ts';
 import { addCredentialHeaders } from '../upstream/credentials.ts';
 import { CallHealth } from '../upstream/health.ts';
+import { UpstreamGuard } from '../upstream/guard.ts';
 import { UpstreamDown } from '../../errors.ts';
 
 const PIN_POLL_MS = 1000;
@@ -47,11 +48,20 @@ export class McpSource {
   #pending = new Map<string, string>();
   #pollTimer: NodeJS.Timeout | null = null;
   readonly #calls = new CallHealth();
+  readonly #guard: UpstreamGuard;
 
   constructor(config: McpSourceConfig, deps: McpSourceDeps) {
     this.config = config;
     this.#deps = deps;
     this.#log = deps.log.child({ upstream: config.source });
+    const server = config.server;
+    this.#guard = new UpstreamGuard(
+      server.kind === 'http' ? new URL(server.url).origin : 'stdio',
+      `its MCP server "${config.source}"`,
+      config.guard,
+      this.#calls,
+      this.#log,
+    );
     this.federation = new McpFederation(config, deps.registry.entries, deps.store, this.#log);
     const listener = { listed: (tools: Tool[], client: Client | null) => this.#apply(tools, client), updated: (uri: string) => this.federation.onUpdated(uri) };
     this.upstream = new McpUpstream(config.server, this.#log, deps.version, listener, deps.http);
@@ -63,13 +73,16 @@ export class McpSource {
   }
 
   status(): UpstreamStatus {
+    const next = this.upstream.nextAttemptInS;
+    const again = this.config.server.kind === 'stdio' ? 'started again' : 'connected again';
     return {
       source: this.config.source,
       kind: 'mcp',
       up: this.upstream.up,
-      reason: this.upstream.downReason,
+      reason: next === null ? this.upstream.downReason : `${this.upstream.downReason} (${again} in ${next} s)`,
       calls: this.#calls.view(),
       pending: this.#pending.size + this.federation.pending.size,
+      guards: [this.#guard.view()],
     };
   }
 
@@ -159,16 +172,16 @@ export class McpSource {
 
   #forwarding(definition: UpstreamDefinition, upstreamName: string): ToolDefinition {
     const upstream = this.upstream;
-    const source = this.config.source;
     const server = this.config.server;
-    const kind = server.kind;
     const credentials = server.kind === 'http' && server.uses.length > 0 ? server.credentials : null;
-    const calls = this.#calls;
+    const guard = this.#guard;
     return {
       ...definition,
       ...(credentials !== null && server.kind === 'http' && { credentials: [...server.uses] }),
-      handler: (params: Record<string, unknown>, context: ToolContext): Promise<HandlerReturn> =>
-        calls.watch(context, async () => {
+      handler: (params: Record<string, unknown>, context: ToolContext): Promise<HandlerReturn> => {
+        // A server known to be down answers at once; its restart has a backoff of its own, so the breaker does not count it.
+        if (!upstream.up) return Promise.reject(this.#down(definition.name, context, upstream.downReason ?? 'not connected'));
+        return guard.run(context, async () => {
           let answer;
           try {
             const options = { end: callEnd(context), deadline: context.deadline, progress: context };
@@ -180,16 +193,29 @@ export class McpSource {
             }
           } catch (err) {
             if (!(err instanceof UpstreamDown)) throw err;
-            const again = kind === 'stdio' ? 'toolport restarts it' : 'toolport reconnects to it';
-            throw new ToolFailure(
-              'upstream_unavailable',
-              `Tool "${definition.name}" is unavailable now: its MCP server "${source}" is not answering. Retrying in a little while may help (${again}).`,
-              `MCP server "${source}": ${err.message}`,
-            );
+            throw this.#notAnswering(definition.name, err.message);
           }
           return toolResultOf(answer, definition.name);
-        }),
+        });
+      },
     };
+  }
+
+  #notAnswering(toolName: string, reason: string): ToolFailure {
+    const source = this.config.source;
+    const again = this.config.server.kind === 'stdio' ? 'toolport restarts it' : 'toolport reconnects to it';
+    return new ToolFailure(
+      'upstream_unavailable',
+      `Tool "${toolName}" is unavailable now: its MCP server "${source}" is not answering. Retrying in a little while may help (${again}).`,
+      `MCP server "${source}": ${reason}`,
+    );
+  }
+
+  /** A call to a server that is down: counted in its health, answered at once. */
+  #down(toolName: string, context: ToolContext, reason: string): ToolFailure {
+    const failure = this.#notAnswering(toolName, reason);
+    this.#calls.settle(context, failure);
+    return failure;
   }
 
   #startPolling(): void {

@@ -30,8 +30,8 @@ import { liveChildren, StdioTransport, trackChild } from './stdio-transport.ts';
 import { callStatelessTool, StatelessError, StatelessUpstream, type Asker } from './stateless.ts';
 import { ToolDefinitionError, UpstreamDown } from '../../errors.ts';
 
-export const FIRST_RESTART_DELAY_MS = 500;
-export const MAX_RESTART_DELAY_MS = 30_000;
+export const FIRST_RESTART_DELAY_MS = 1000;
+export const MAX_RESTART_DELAY_MS = 60_000;
 const CONNECT_TIMEOUT_MS = 30_000;
 const MAX_TOOL_PAGES = 100;
 
@@ -115,6 +115,8 @@ export class McpUpstream {
   #delayMs = FIRST_RESTART_DELAY_MS;
   #upSince = 0;
   #restartTimer: NodeJS.Timeout | null = null;
+  /** While down: when the next start (or connection) is tried, epoch ms. */
+  #nextAttemptAt = 0;
   #refreshing: Promise<void> = Promise.resolve();
   /**
    * Progress listeners by our own progressToken. The SDK's `onprogress` loses a server's last
@@ -142,6 +144,11 @@ export class McpUpstream {
   /** Why the server is not up ('starting' before the first connection ends). */
   get downReason(): string | null {
     return this.#state === 'up' ? null : this.#state === 'starting' ? 'starting' : this.#downReason;
+  }
+
+  /** While down: the seconds until the next start (stdio) or connection (HTTP) is tried; else null. */
+  get nextAttemptInS(): number | null {
+    return this.#state === 'down' && this.#restartTimer !== null ? Math.max(0, Math.ceil((this.#nextAttemptAt - Date.now()) / 1000)) : null;
   }
 
   /** The child process of a stdio server, while it runs. */
@@ -271,6 +278,7 @@ export class McpUpstream {
       client.onclose = undefined;
       client.close().catch(() => {});
     }
+    this.#nextAttemptAt = Date.now() + delay;
     this.#restartTimer = setTimeout(() => void this.#connect(), delay);
     this.#restartTimer.unref();
   }

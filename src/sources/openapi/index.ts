@@ -15,7 +15,9 @@ import { resultOfAnswer } from '../upstream/answer.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES, type UpstreamClient } from '../upstream/client.ts';
 import { connectionFailure, endpointOf } from '../upstream/endpoint.ts';
 import { upstreamClient } from '../upstream/shared.ts';
-import { CallHealth, callsOnlyStatus } from '../upstream/health.ts';
+import { CallHealth } from '../upstream/health.ts';
+import { callsOnlyStatus, UpstreamGuard } from '../upstream/guard.ts';
+import { GUARD_KEYS, readGuardSettings } from '../upstream/limits.ts';
 import { addCredentialHeaders, credentialHeaders, type CredentialHeaders } from '../upstream/credentials.ts';
 import { readCredentialUse } from '../credentials.ts';
 import { baseUrlOf, loadDocument } from './document.ts';
@@ -23,7 +25,7 @@ import { operationsOf, type Operation } from './operations.ts';
 import { buildRequest } from './request.ts';
 import { SchemaCompileError } from '../../errors.ts';
 
-const ENTRY_KEYS = ['source', 'spec', 'base_url', 'include', 'headers', 'idempotency', 'timeout_ms', 'tools', 'max_response_bytes', 'auth'];
+const ENTRY_KEYS = ['source', 'spec', 'base_url', 'include', 'headers', 'idempotency', 'timeout_ms', 'tools', 'max_response_bytes', 'auth', ...GUARD_KEYS];
 const MAX_NAMES_SHOWN = 30;
 
 interface Target {
@@ -75,11 +77,13 @@ async function registerSource(entry: RawEntry, context: SourceContext, client: U
   const reader = new EntryReader(context.file.path, entry, ENTRY_KEYS);
   const source = reader.string('source');
   const calls = new CallHealth();
-  context.reportUpstreams(() => [callsOnlyStatus(source, 'openapi', calls)]);
+  const settings = readGuardSettings(reader);
   const spec = reader.string('spec');
   const loaded = await loadDocument(reader, spec, context.file.folder);
   const baseUrl = baseUrlOf(reader, loaded, reader.optionalString('base_url'));
   const { origin, path } = endpointOf(reader, baseUrl, 'base_url');
+  const guard = new UpstreamGuard(origin, `its API at ${origin}`, settings, calls, context.log.child({ source }));
+  context.reportUpstreams(() => [callsOnlyStatus(source, 'openapi', calls, [guard])]);
   const configured = reader.stringMap('headers');
   const { auth, uses } = readCredentialUse(reader, configured, context.credentials);
   const { fixed, use } = credentialHeaders(configured, auth);
@@ -113,7 +117,7 @@ async function registerSource(entry: RawEntry, context: SourceContext, client: U
       ...defaults,
       ...overrides.get(operation.upstreamName),
       handler: (params: Record<string, unknown>, toolContext: ToolContext) =>
-        calls.watch(toolContext, () => forward(client, target, toolName, operation, params, toolContext)),
+        guard.run(toolContext, () => forward(client, target, toolName, operation, params, toolContext)),
     };
     try {
       await context.registry.withSource(`TOOLS_FILE ${context.file.path}: ${reader.where}: operation ${operation.upstreamName}`, () =>

@@ -79,12 +79,17 @@ export class UpstreamClient {
   }
 }
 
+/** An AbortSignal listener object (the DOM's EventListenerObject, which Node's types do not declare). */
+interface AbortListener {
+  handleEvent(): void;
+}
+
 /**
  * Reads one answer as undici hands it over: the status, the content type and at most `limit` bytes
  * of the body; past the limit the rest is not read (the connection is dropped instead). Settles
  * once; what undici reports after that (the drop it was asked for) is ignored.
  */
-class AnswerReader implements Dispatcher.DispatchHandler, CancelListener, EventListenerObject {
+class AnswerReader implements Dispatcher.DispatchHandler, CancelListener, AbortListener {
   readonly #limit: number;
   readonly #end: Cancellation | AbortSignal;
   readonly #resolve: (answer: UpstreamAnswer) => void;

@@ -11,6 +11,8 @@ const WINDOW = 20;
 /** This many failures in a row: down. */
 const DOWN_AFTER = 3;
 const MAX_DETAIL_CHARS = 300;
+/** A call ended this close to its deadline ended by it. */
+const DEADLINE_SLACK_MS = 10;
 
 export type UpstreamState = 'up' | 'degraded' | 'down' | 'unknown';
 
@@ -43,15 +45,34 @@ export class CallHealth {
   async watch<T>(context: ToolContext, forward: () => Promise<T>): Promise<T> {
     try {
       const answer = await forward();
-      this.#count(false);
+      this.answered();
       return answer;
     } catch (err) {
-      if (context.signal.aborted) {
-        if (Date.now() >= context.deadline) this.#failed('deadline_exceeded', 'no answer by the deadline');
-      } else if (err instanceof ToolFailure && err.code === 'upstream_unavailable') this.#failed(err.code, err.detail);
-      else if (err instanceof ToolFailure) this.#count(false); // it answered, with a refusal or the tool's own error
+      this.settle(context, err);
       throw err;
     }
+  }
+
+  /** The upstream answered. */
+  answered(): void {
+    this.#count(false);
+  }
+
+  /** Counts a forwarded call that threw `err`: 'failed' (against the upstream), 'answered' (for it) or 'none'. */
+  settle(context: ToolContext, err: unknown): 'failed' | 'answered' | 'none' {
+    if (context.signal.aborted) {
+      // A timer may fire a millisecond before Date.now() reaches the deadline it was set for.
+      if (Date.now() < context.deadline - DEADLINE_SLACK_MS) return 'none';
+      this.#failed('deadline_exceeded', 'no answer by the deadline');
+      return 'failed';
+    }
+    if (!(err instanceof ToolFailure)) return 'none';
+    if (err.code === 'upstream_unavailable') {
+      this.#failed(err.code, err.detail);
+      return 'failed';
+    }
+    this.#count(false); // it answered, with a refusal or the tool's own error
+    return 'answered';
   }
 
   view(): CallHealthView {
@@ -71,9 +92,4 @@ export class CallHealth {
     if (this.#recent.length > WINDOW) this.#recent.shift();
     this.#failuresInRow = failed ? this.#failuresInRow + 1 : 0;
   }
-}
-
-/** The status of an upstream known only by its calls (HTTP, OpenAPI): its connection is never down. */
-export function callsOnlyStatus(source: string, kind: 'openapi' | 'http', calls: CallHealth) {
-  return { source, kind, up: true, reason: null, calls: calls.view(), pending: 0 } as const;
 }

@@ -5,7 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Principal } from '../../callers/principal.ts';
-import { CallContext, type Cancellation, type NestedCalls } from '../context.ts';
+import { CallContext, type Cancellation, type NestedCalls, type RunKey } from '../context.ts';
+
+export type { RunKey };
 import type { CallIdentity } from '../outcome.ts';
 import type { ProgressListener } from '../progress.ts';
 import type { ClientChannel } from '../client-requests.ts';
@@ -22,6 +24,8 @@ export interface ToolCall {
   parsed?: boolean;
   /** The caller's Idempotency-Key for this call (docs/ledger.md), already checked by the HTTP edge. */
   idempotencyKey?: string | null;
+  /** A program's inner call (docs/code-mode.md): recorded in the ledger under its run, whatever the tool's own strategy. */
+  runKey?: RunKey;
 }
 
 /** A toolset by name, as a request chose it: `search` when its listing is the search built-ins. */
@@ -66,6 +70,15 @@ export interface InvocationScope {
   inputResponses?: Readonly<Record<string, unknown>>;
   /** The caller's MCP client, for the handlers' `context.log`, `elicit` and `sample`; absent = none. */
   client?: ClientChannel;
+  /** The bearer the request presented (an API key, a token), named: the redaction stage keeps it out of results. */
+  presented?: { readonly name: string; readonly value: string };
+}
+
+/** Handed by the redaction stage to the handler stage: replaces the secrets toolport knows (docs/operations.md#secrets-never-reach-the-model). */
+export interface Redaction {
+  text(text: string): string;
+  /** A copy of a JSON-like value with its strings redacted; the same value when nothing was found. */
+  value<T>(value: T): T;
 }
 
 /** What a handler's context needs beyond the call: made once per pipeline, shared by its calls. */
@@ -98,6 +111,10 @@ export class PipelineCall {
   announceSession: SessionAnnouncement = false;
   /** Set by the credentials stage: the caller's credentials (absent: the service declares none). */
   credentials: Credentials | undefined = undefined;
+  /** Set by the credentials stage: the credential values handed to this call so far, by name. */
+  heldCredentials: ReadonlyMap<string, string> | null = null;
+  /** Set by the redaction stage: what the handler answers or throws goes through it first. */
+  redaction: Redaction | null = null;
   /** Set by the ledger stage when it lets an idempotent call run: the call's ledger key. */
   idempotencyKey: string | null = null;
   /** Set by the session stage for each attempt: the staged session the handler works on. */

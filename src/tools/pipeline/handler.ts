@@ -5,13 +5,13 @@
  */
 import type { ResultRef, ResultResources } from '../../store/results.ts';
 import type { CallContext } from '../context.ts';
-import { AuthorizationRequired, InputRequired, ToolFailure } from '../failure.ts';
+import { AuthorizationRequired, InputRequired, ToolFailure, WaitsForPerson } from '../failure.ts';
 import { explain } from '../explain.ts';
-import { authorizationRequired, failure, invocationResult, reasonOf, type InvocationResult, type ResultParts } from '../outcome.ts';
-import { settle } from '../race.ts';
+import { authorizationRequired, failure, invocationResult, reasonOf, type CallIdentity, type InvocationResult, type ResultParts } from '../outcome.ts';
+import { settle, type Settled } from '../race.ts';
 import { joinContent, withAttachmentsNamed } from '../render.ts';
 import { announceSession, checkResult } from '../result.ts';
-import type { PipelineCall } from './call.ts';
+import type { PipelineCall, Redaction } from './call.ts';
 import type { Stage } from './stage.ts';
 import { StoreUnavailable } from '../../errors.ts';
 
@@ -23,6 +23,19 @@ export interface HandlerOptions {
 
 export function handlerStage(options: HandlerOptions): Stage {
   return new HandlerStage(options);
+}
+
+/** What the handler answered or threw with the known secrets replaced, before it is logged, kept or rendered. */
+function redacted(settled: Settled, redaction: Redaction | null): Settled {
+  if (redaction === null) return settled;
+  if (settled.kind === 'returned') return { kind: 'returned', value: redaction.value(settled.value) };
+  if (settled.kind === 'threw' && settled.error instanceof Error) {
+    const error = settled.error as Error & { detail?: unknown };
+    error.message = redaction.text(error.message);
+    if (error.stack !== undefined) error.stack = redaction.text(error.stack);
+    if (typeof error.detail === 'string') error.detail = redaction.text(error.detail);
+  }
+  return settled;
 }
 
 class HandlerStage implements Stage {
@@ -39,7 +52,7 @@ class HandlerStage implements Stage {
     const { tool, params, identity, scope } = call;
     const max = this.#max;
     const context = call.context(call.session);
-    const settled = await settle(() => tool.handler(params, context), context, scope.cancellation, tool.heartbeatMs);
+    const settled = redacted(await settle(() => tool.handler(params, context), context, scope.cancellation, tool.heartbeatMs), call.redaction);
     if (settled.kind === 'stalled') {
       context.log.warn({ heartbeatMs: tool.heartbeatMs }, 'tool handler stopped beating: aborted as stuck');
       return failure(identity, 'deadline_exceeded', ...explain.stalled(tool, tool.heartbeatMs!), max);
@@ -84,9 +97,10 @@ class HandlerStage implements Stage {
       result.input_requests = error.requests;
       return result;
     }
+    if (error instanceof WaitsForPerson) return waitingAsNested(identity, error.nested, this.#max);
     if (error instanceof ToolFailure) {
       context.log.warn({ code: error.code, detail: error.detail }, 'tool failed');
-      return failure(identity, error.code, error.message, error.detail, this.#max);
+      return failure(identity, error.code, error.message, error.detail, this.#max, error.retryAfterS);
     }
     context.log.warn({ err: error }, 'tool handler threw');
     const [message, detail] = explain.handlerError(tool, reasonOf(error));
@@ -104,4 +118,14 @@ class HandlerStage implements Stage {
       return null;
     }
   }
+}
+
+/** This call's failure, the nested call's code, message, approval, link and input requests. */
+function waitingAsNested(identity: CallIdentity, nested: InvocationResult, max: number): InvocationResult {
+  const error = nested.error ?? { code: 'handler_error' as const, detail: 'a nested call waits' };
+  const result = failure(identity, error.code, nested.message, error.detail, max);
+  if (nested.approval !== undefined) result.approval = nested.approval;
+  if (nested.authorization !== undefined) result.authorization = nested.authorization;
+  if (nested.input_requests !== undefined) result.input_requests = nested.input_requests;
+  return result;
 }

@@ -2,7 +2,7 @@
  * The call pipeline: every call — HTTP invoke and turns, tasks, /mcp, a handler's nested
  * `context.invoke` — runs this one list of stages, in this order (docs/design.md draws it):
  *
- *   trace → record → lookup → validate → scope → [policy] → [credentials] → ledger → session → handler
+ *   trace → record → lookup → validate → scope → [policy] → [credentials] → [redaction] → ledger → session → handler
  *
  * Each stage is one module with one shape (./stage.ts): it answers the call itself, or calls
  * `next()` and may look at the result. A stage that is not configured is not in the list, so it
@@ -33,6 +33,8 @@ export interface PipelineOptions {
   policy?: Stage;
   /** After policy, before the ledger: puts the caller's credential for the tool's upstream on the call, or answers that one is needed. */
   credentials?: Stage;
+  /** After credentials: hands the handler stage what replaces known secrets in the handler's answer (src/redaction/). */
+  redaction?: Stage;
   /** Runs an idempotent tool's call once per key (the effect ledger, src/ledger/guard.ts). */
   ledger: Stage;
   /** Runs a call in a session against its staged state, and records its event there (src/sessions/runner.ts). */
@@ -56,6 +58,7 @@ export function pipelineStages(o: PipelineOptions): Stage[] {
     scopeStage(o),
     o.policy,
     o.credentials,
+    o.redaction,
     o.ledger,
     o.session,
     handlerStage(o),
@@ -79,5 +82,5 @@ export function composeStages(stages: readonly Stage[]): (call: PipelineCall) =>
 }
 
 export type { Next, SessionStage, Stage } from './stage.ts';
-export { PipelineCall, type CallEnvironment, type InvocationScope, type ToolCall, type ToolsetRef } from './call.ts';
+export { PipelineCall, type CallEnvironment, type InvocationScope, type Redaction, type RunKey, type ToolCall, type ToolsetRef } from './call.ts';
 export type { FinishedCall } from './record.ts';

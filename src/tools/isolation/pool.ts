@@ -1,0 +1,189 @@
+/**
+ * The worker pool that runs isolated handlers (docs/plugins.md, "Isolated handlers"): piscina
+ * worker threads, each with its own heap limit. A handler runs here with the same ToolContext it
+ * would have in process (./protocol.ts); when its call ends early (deadline, cancellation) its
+ * worker is terminated and replaced, and a worker that dies under it answers `tool_crashed`.
+ *
+ * Any caller may run a module's function here with a context (`run`): the pool knows nothing of
+ * plugins beyond the module it is told to import. Nothing starts until the first use.
+ */
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Piscina } from 'piscina';
+import type { Logger } from 'pino';
+import { callEnd, Cancellation, type CancelListener } from '../context.ts';
+import { ToolFailure } from '../failure.ts';
+import type { ToolContext, ToolDefinition } from '../types.ts';
+import { CallBridge, contextData, reviveError, type CallTask, type TaskOutcome, type WorkerMessage } from './protocol.ts';
+
+export interface WorkerPoolOptions {
+  /** Worker threads (WORKER_POOL_SIZE). */
+  size: number;
+  /** Each worker's old-generation heap limit (WORKER_MAX_OLD_GENERATION_MB). */
+  maxOldGenerationMb: number;
+  log: Logger;
+}
+
+/** What runs: a tool a plugin module defines (found by name), or a function the module exports. */
+export interface IsolatedTarget {
+  module: string;
+  tool?: string;
+  export?: string;
+}
+
+/** Workers run at the lowest CPU priority: a spinning handler must not slow the event loop (/healthz, every other call). */
+const WORKER_NICE = 19;
+
+/** Piscina's abort signal for one call: fires when the call's Cancellation does, with no AbortController made. */
+class CallAbort implements CancelListener {
+  aborted = false;
+  #listener: (() => void) | null = null;
+  readonly #end: Cancellation;
+
+  constructor(end: Cancellation) {
+    this.#end = end;
+    end.subscribe(this);
+  }
+
+  once(_event: 'abort', listener: () => void): void {
+    this.#listener = listener;
+  }
+
+  off(): void {
+    this.#listener = null;
+  }
+
+  /** What piscina calls (its types name `off`). */
+  removeListener(): void {
+    this.#listener = null;
+  }
+
+  onCancelled(): void {
+    this.aborted = true;
+    this.#listener?.();
+  }
+
+  release(): void {
+    this.#end.unsubscribe(this);
+  }
+}
+
+/** The import flag that lets a worker load TypeScript as the main thread does (tsx), unless it already has it. */
+function workerExecArgv(): string[] {
+  const argv = process.execArgv;
+  if (argv.some((arg, i) => arg.includes('tsx') && (argv[i - 1] === '--import' || arg.startsWith('--import')))) return argv;
+  return [...argv, '--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
+}
+
+export class WorkerPool {
+  readonly #options: WorkerPoolOptions;
+  readonly #modules = new Set<string>();
+  readonly #calls = new Map<number, CallBridge>();
+  #piscina: Piscina | null = null;
+  #closed = false;
+  #seq = 0;
+
+  constructor(options: WorkerPoolOptions) {
+    this.#options = options;
+  }
+
+  /** Names a module the workers import as they start, so its first call does not wait for it. */
+  prepare(module: string): void {
+    this.#modules.add(module);
+  }
+
+  /** A handler that runs `target` in the pool: what an isolated tool registers. */
+  handlerFor(target: IsolatedTarget): ToolDefinition['handler'] {
+    this.prepare(target.module);
+    return (params, context) => this.run(target, params, context) as ReturnType<ToolDefinition['handler']>;
+  }
+
+  /** Worker threads now (replacements included as they start); 0 before the first use. */
+  get threads(): number {
+    return this.#piscina?.threads.length ?? 0;
+  }
+
+  /** Whether a module was named to run here. */
+  get prepared(): boolean {
+    return this.#modules.size > 0;
+  }
+
+  /** Starts the workers now rather than at the first call. */
+  start(): void {
+    this.#pool();
+  }
+
+  async run(target: IsolatedTarget, params: unknown, context: ToolContext): Promise<unknown> {
+    const pool = this.#pool();
+    const seq = ++this.#seq;
+    const bridge = new CallBridge(context);
+    const end = callEnd(context);
+    const abort = end instanceof Cancellation ? new CallAbort(end) : end;
+    const task: CallTask = { seq, module: target.module, params, context: contextData(context, this.#options.log.level) };
+    if (target.tool !== undefined) task.tool = target.tool;
+    if (target.export !== undefined) task.export = target.export;
+    this.#calls.set(seq, bridge);
+    let outcome: TaskOutcome;
+    try {
+      outcome = (await pool.run(task, { signal: abort })) as TaskOutcome;
+      const rest = bridge.settled(outcome.sent);
+      if (rest !== null) await rest;
+    } catch (error) {
+      if (abort.aborted) throw error; // the call has already ended: nothing reads this
+      throw this.#crashed(error, context);
+    } finally {
+      this.#calls.delete(seq);
+      bridge.close();
+      if (abort instanceof CallAbort) abort.release();
+    }
+    if ('threw' in outcome) throw reviveError(outcome.threw);
+    return outcome.returned;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const pool = this.#piscina;
+    this.#piscina = null;
+    await pool?.destroy();
+  }
+
+  #pool(): Piscina {
+    if (this.#piscina !== null) return this.#piscina;
+    if (this.#closed) throw new ToolFailure('handler_error', 'The service is shutting down: the tool could not run.', 'the worker pool is closed');
+    const { size, maxOldGenerationMb, log } = this.#options;
+    const pool = new Piscina({
+      // A path, not a file URL: piscina would parse the URL again on every run.
+      filename: fileURLToPath(new URL('./worker.ts', import.meta.url)),
+      minThreads: size,
+      maxThreads: size,
+      concurrentTasksPerWorker: 1,
+      resourceLimits: { maxOldGenerationSizeMb: maxOldGenerationMb },
+      execArgv: workerExecArgv(),
+      workerData: { modules: [...this.#modules] },
+      niceIncrement: WORKER_NICE,
+    });
+    pool.on('message', (message: WorkerMessage) => this.#calls.get(message.seq)?.receive(message));
+    // A worker that dies between calls: piscina replaces it; an 'error' nobody hears would end the process.
+    pool.on('error', (err: unknown) => log.error({ err }, 'an idle isolated-handler worker died; it is replaced'));
+    this.#piscina = pool;
+    return pool;
+  }
+
+  #crashed(error: unknown, context: ToolContext): ToolFailure {
+    const detail = crashDetail(error, this.#options.maxOldGenerationMb);
+    context.log.error({ err: error, detail }, 'an isolated handler crashed its worker; the worker is replaced');
+    return new ToolFailure(
+      'tool_crashed',
+      `Tool "${context.toolName}" crashed (${detail}). This is not caused by your arguments alone and calling it again the same way will crash again; take another approach.`,
+      detail,
+    );
+  }
+}
+
+function crashDetail(error: unknown, maxOldGenerationMb: number): string {
+  const { code, message, name } = (error ?? {}) as { code?: unknown; message?: unknown; name?: unknown };
+  if (code === 'ERR_WORKER_OUT_OF_MEMORY') return `its worker ran out of memory (limit ${maxOldGenerationMb} MB)`;
+  const exited = /worker exited with code: (-?\d+)/.exec(String(message));
+  if (exited !== null) return `its worker exited with code ${exited[1]}`;
+  return `an error escaped the handler: ${String(name ?? 'Error')}: ${String(message ?? error)}`.slice(0, 300);
+}

@@ -1,0 +1,77 @@
+/**
+ * The worker pool as a service of its own (src/tools/isolation/pool.ts): any caller runs a module's
+ * exported function in a real piscina worker with a ToolContext, not only plugin tools.
+ */
+import { pino } from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CallContext, type NestedCalls } from '../../src/tools/context.ts';
+import { WorkerPool } from '../../src/tools/isolation/pool.ts';
+import type { NestedResult, SessionHandle } from '../../src/tools/types.ts';
+
+const MODULE = new URL('../fixtures/isolation/exports.ts', import.meta.url).href;
+const log = pino({ level: 'silent' });
+const pool = new WorkerPool({ size: 1, maxOldGenerationMb: 64, log });
+afterAll(() => pool.close());
+
+function contextWith(options: {
+  progress?: (done: number) => void;
+  session?: SessionHandle;
+  nested?: (name: string, params: Record<string, unknown>) => NestedResult;
+}) {
+  const calls: NestedCalls<null> = {
+    nested: async (name, params) => options.nested!(name, params),
+    nestedCall: () => Promise.reject(new Error('not used here')),
+  };
+  return new CallContext({
+    callId: 'call_1',
+    toolName: 'exported',
+    requestId: 'req_1',
+    idempotencyKey: null,
+    session: options.session ?? null,
+    sessionId: options.session?.id ?? null,
+    deadline: Date.now() + 10_000,
+    caller: null,
+    user: null,
+    resources: { get: () => undefined },
+    log,
+    calls: calls as NestedCalls<unknown>,
+    scope: null,
+    progress: (_callId, done) => options.progress?.(done),
+  });
+}
+
+describe('WorkerPool.run', () => {
+  it('runs a function the module exports, by name, in a worker', async () => {
+    expect(await pool.run({ module: MODULE, export: 'double' }, { n: 21 }, contextWith({}))).toEqual({ message: 'doubled', value: 42 });
+    expect(pool.threads).toBe(1);
+  });
+
+  it('delivers every progress report before the result, however fast the function returns', async () => {
+    const seen: number[] = [];
+    await pool.run({ module: MODULE, export: 'report' }, { count: 200 }, contextWith({ progress: (done) => seen.push(done) }));
+    expect(seen).toHaveLength(200);
+    expect(seen.at(-1)).toBe(200);
+  });
+
+  it("answers the worker's session reads and writes and nested calls with the caller's context", async () => {
+    const state = new Map<string, unknown>();
+    const session: SessionHandle = {
+      id: 's1',
+      get: async (key) => state.get(key) as never,
+      getMany: async (keys) => keys.map((key) => state.get(key)) as never,
+      set: async (key, value) => void state.set(key, value),
+      delete: async (key) => void state.delete(key),
+    };
+    const nested: [string, Record<string, unknown>][] = [];
+    const context = contextWith({
+      session,
+      nested: (name, params) => {
+        nested.push([name, params]);
+        return { success: true, message: 'inner', value: { inner: true }, error: null };
+      },
+    });
+    expect(await pool.run({ module: MODULE, export: 'useContext' }, {}, context)).toEqual({ message: 'used', value: { seen: 1, nested: { inner: true } } });
+    expect(state.get('seen')).toBe(1);
+    expect(nested).toEqual([['inner', { x: 1 }]]);
+  });
+});
