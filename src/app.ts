@@ -22,7 +22,8 @@ import { StagedSessionRunner } from './sessions/runner.ts';
 import type { Store } from './store/types.ts';
 import { resumeWaitingTasks } from './tasks/connections.ts';
 import { TASK_SIGNALS_WAIT_MS, TaskRunner } from './tasks/runner.ts';
-import { Dispatcher } from './tools/invoke.ts';
+import { Dispatcher, type FinishedCall } from './tools/invoke.ts';
+import type { AuditTrail } from './audit/trail.ts';
 import type { WorkerPool } from './tools/isolation/pool.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import type { Toolsets } from './toolsets/index.ts';
@@ -62,6 +63,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await sources?.close();
     await services.workers.close();
     await feed.close();
+    await services.audit?.close();
     await store.close();
   });
   if (tracing !== null) {
@@ -80,10 +82,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     results,
     metrics,
     tracing: tracing?.callTracer(config.traceArguments) ?? null,
-    onCall: feed.observe,
+    onCall: onCallOf(feed, services.audit),
     ...(vault !== null && { credentials: new CredentialsStage(vault, config.maxContentChars) }),
     ...redactionOf(config, services),
     ...(policy.gate !== null && { policy: policy.gate }),
+    ...(services.guardrails !== null && { guardrails: services.guardrails }),
   });
   // A task runs the very pipeline a synchronous call runs; only where the answer goes differs.
   const tasks = new TaskRunner({
@@ -106,6 +109,15 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   resumeWaitingTasks(tasks, { vault, approvals: policy.approvals }, logger);
   await registerRoutes(app, { ...services, config, version: VERSION, dispatcher, tasks, feed, loop });
   return app;
+}
+
+/** Who hears of every finished call: the call feed, and the audit log when it is on. */
+function onCallOf(feed: CallFeed, audit: AuditTrail | null): (call: FinishedCall) => void {
+  if (audit === null) return feed.observe;
+  return (call) => {
+    feed.observe(call);
+    audit.observe(call);
+  };
 }
 
 /**

@@ -76,6 +76,11 @@ export interface Config {
   readonly approvalWebhookUrl: string | null;
   /** The HMAC-SHA256 key of the webhook's X-Toolport-Signature; null: unsigned. */
   readonly approvalWebhookSecret: string | null;
+  /** The audit log (docs/audit.md): AUDIT_LOG (on unless false), AUDIT_FILE (JSON lines; null: none), AUDIT_ARGUMENTS (not only their hash), AUDIT_TTL_DAYS. */
+  readonly auditLog: boolean;
+  readonly auditFile: string | null;
+  readonly auditArguments: boolean;
+  readonly auditTtlDays: number;
   /** ALLOWED_HOSTS: Host names answered besides the loopback ones and PUBLIC_URL's (`*`: any); null: not set (docs/operations.md). */
   readonly allowedHosts: readonly string[] | null;
   /** CORS_ORIGINS: origins (scheme://host[:port]) that may call from a browser, with CORS; empty: none but the service's own. */
@@ -293,12 +298,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: redis,
     redisClusterNodes: cluster === null ? null : Object.freeze(cluster),
     keyPrefix,
-    toolPlugins: Object.freeze(
-      (text(env, 'TOOL_PLUGINS') ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== ''),
-    ),
+    toolPlugins: Object.freeze(commaList(env, 'TOOL_PLUGINS')),
     toolIsolation: isolation(env),
     workerPoolSize: integer(env, 'WORKER_POOL_SIZE', availableParallelism(), 1, 1024),
     workerMaxOldGenerationMb: integer(env, 'WORKER_MAX_OLD_GENERATION_MB', 256, 16, 64 * 1024),
@@ -331,6 +331,10 @@ export function loadConfig(env: Env = process.env): Config {
     approvalTtlS: integer(env, 'APPROVAL_TTL_S', 86_400, 1, 30 * 86_400),
     approvalWebhookUrl: httpUrl(env, 'APPROVAL_WEBHOOK_URL'),
     approvalWebhookSecret: secretText(env, 'APPROVAL_WEBHOOK_SECRET') ?? null,
+    auditLog: flag(env, 'AUDIT_LOG', true),
+    auditFile: text(env, 'AUDIT_FILE') ?? null,
+    auditArguments: flag(env, 'AUDIT_ARGUMENTS', false),
+    auditTtlDays: integer(env, 'AUDIT_TTL_DAYS', 90, 1, 36_500),
     allowedHosts: text(env, 'ALLOWED_HOSTS') === undefined ? null : Object.freeze(commaList(env, 'ALLOWED_HOSTS').map((h) => h.toLowerCase())),
     corsOrigins: Object.freeze(commaList(env, 'CORS_ORIGINS').map((origin) => originOf(origin, 'CORS_ORIGINS'))),
     codeMode: flag(env, 'CODE_MODE', false),

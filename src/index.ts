@@ -17,6 +17,8 @@ export type {
   PromptResult,
   ResourceContents,
 } from './tools/entry-definitions.ts';
+export { defineGuardrail } from './tools/guardrail.ts';
+export type { GuardrailDefinition, GuardrailVerdict, GuardrailCall, GuardrailOutput } from './tools/guardrail.ts';
 export type {
   ToolDefinition,
   ToolResult,
@@ -32,5 +34,5 @@ export type {
   NestedResult,
   JsonSchema,
 } from './tools/types.ts';
-export type { InvocationResult, ToolError, ErrorCode } from './tools/outcome.ts';
+export type { InvocationResult, ToolError, ErrorCode, GuardrailAction } from './tools/outcome.ts';
 export type { Config } from './config.ts';

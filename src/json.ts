@@ -76,3 +76,26 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/** Text that JSON writes as it is between quotes (ids, names, codes, hashes usually are). */
+const PLAIN = /^[\w .:/@+=[\]-]*$/;
+
+/** A string as JSON text (`null` for null or undefined), without JSON.stringify for the usual plain text. */
+export function jsonString(text: string | null | undefined): string {
+  return text == null ? 'null' : PLAIN.test(text) ? `"${text}"` : JSON.stringify(text);
+}
+
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+
+/** The ISO date of an epoch ms, reusing the text of its second when the last one was in the same second. */
+export function isoDate(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    const iso = new Date(second * 1000).toISOString(); // 2026-01-02T03:04:05.000Z
+    isoSecond = second;
+    isoPrefix = iso.slice(0, 20);
+  }
+  const milli = Math.floor(ms - second * 1000);
+  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+}

@@ -186,6 +186,11 @@ export class Metrics {
     'caller',
   );
 
+  readonly #guardrailDenials = new OneLabelCounter(
+    'toolport_guardrail_denials_total',
+    'Calls refused by a guardrail (docs/guardrails.md), by guardrail',
+    'guardrail',
+  );
   readonly #overloaded = new Counter({
     name: 'toolport_overloaded_total',
     help: 'New calls answered 503 because the event loop lagged past MAX_EVENT_LOOP_DELAY_MS',
@@ -210,6 +215,7 @@ export class Metrics {
     register(this.#rateLimited);
     register(this.#tasks);
     register(this.#approvals);
+    register(this.#guardrailDenials);
     register(new CallCounter('toolport_tool_calls_total', 'Tool calls by tool and outcome (success, or the error code)', this.#series));
     register(new DurationHistogram('toolport_tool_call_duration_seconds', 'Time from receiving a call to its result, by tool', this.#series));
     this.registry = Registry.merge([processMetrics(), this.#app]);
@@ -281,6 +287,10 @@ export class Metrics {
 
   taskEnded(status: string): void {
     this.#tasks.inc(status);
+  }
+
+  guardrailDenied(guardrail: string): void {
+    this.#guardrailDenials.inc(guardrail);
   }
 
   approval(outcome: 'requested' | 'approved' | 'denied' | 'expired' | 'executed' | 'replayed'): void {

@@ -53,6 +53,7 @@ export const invocationResultSchema = {
             'approval_expired',
             'input_required',
             'input_unavailable',
+            'guardrail_denied',
           ],
         },
         detail: { type: 'string' },
@@ -77,6 +78,19 @@ export const invocationResultSchema = {
         expires_at: { type: 'string', format: 'date-time' },
       },
       required: ['id', 'url', 'status', 'expires_at'],
+    },
+    guardrails: {
+      type: 'array',
+      description: 'present when a guardrail acted on the call (docs/guardrails.md): which, what it did, and on the arguments or the result',
+      items: {
+        type: 'object',
+        properties: {
+          name: { type: 'string' },
+          action: { type: 'string', enum: ['redact', 'deny', 'flag'] },
+          where: { type: 'string', enum: ['input', 'output'] },
+        },
+        required: ['name', 'action', 'where'],
+      },
     },
     result_ref: {
       type: 'object',

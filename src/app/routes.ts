@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { CallFeed } from '../calls/feed.ts';
 import type { Config } from '../config.ts';
 import { mcpApprovalOptions } from '../mcp/client-approval.ts';
+import { auditAdminPlugin } from '../plugins/audit-admin.ts';
 import { authPlugin } from '../plugins/auth.ts';
 import { bodyLimitPlugin } from '../plugins/body-limit.ts';
 import type { EventLoopGuard } from '../plugins/event-loop.ts';
@@ -15,6 +16,7 @@ import { openApiPlugin } from '../plugins/openapi.ts';
 import { routeAnswersPlugin } from '../plugins/route-answers.ts';
 import { toolsetPlugin } from '../plugins/toolset.ts';
 import { approvalRoutes } from '../routes/approvals.ts';
+import { auditRoutes } from '../routes/audit.ts';
 import { callRoutes } from '../routes/calls.ts';
 import { callerRoutes } from '../routes/caller.ts';
 import { connectionRoutes } from '../routes/connections.ts';
@@ -51,6 +53,7 @@ export async function registerRoutes(app: FastifyInstance, parts: RouteParts): P
   await app.register(routeAnswersPlugin);
   await app.register(authPlugin, { keys, tokens: parts.tokens, publicUrl: config.publicUrl, rateCounter: store.rateCounter });
   await app.register(toolsetPlugin, { toolsets });
+  if (parts.audit !== null) await app.register(auditAdminPlugin, { audit: parts.audit });
   await app.register(openApiPlugin, { version, registry, keysConfigured: keys !== null });
   if (config.authIssuer !== null && config.publicUrl !== null) {
     await app.register(resourceMetadataRoutes, { publicUrl: config.publicUrl, issuer: config.authIssuer, scopes: keys!.access.scopes() });
@@ -85,5 +88,6 @@ export async function registerRoutes(app: FastifyInstance, parts: RouteParts): P
   await app.register(consoleRoutes);
   await app.register(resultRoutes, { results });
   await app.register(connectionRoutes, { vault: parts.vault, publicUrl: config.publicUrl ?? '' });
+  await app.register(auditRoutes, { log: store.audit });
   await app.register(approvalRoutes, { approvals: policy.approvals, registry, keysConfigured: keys !== null });
 }

@@ -4,6 +4,7 @@
  * that fails to open closes what was opened before it.
  */
 import type { Logger } from 'pino';
+import { AuditTrail } from '../audit/trail.ts';
 import { codeTools } from '../builtin/code/tools.ts';
 import { registerBuiltins } from '../builtin/index.ts';
 import { ApiKeys } from '../callers/keys.ts';
@@ -12,6 +13,7 @@ import type { Config } from '../config.ts';
 import { SecretsCipher } from '../credentials/cipher.ts';
 import { Vault } from '../credentials/vault.ts';
 import { ConfigError } from '../errors.ts';
+import type { Guardrails } from '../guardrails/stage.ts';
 import { Metrics } from '../metrics.ts';
 import { buildPolicy, type PolicyParts } from '../policy/index.ts';
 import type { ToolSources } from '../sources/index.ts';
@@ -48,6 +50,10 @@ export interface Services {
   readonly metrics: Metrics;
   readonly policy: PolicyParts;
   readonly toolsets: Toolsets;
+  /** The guardrail stage; null when no rule and no plugin guardrail exists (no stage at all). */
+  readonly guardrails: Guardrails | null;
+  /** The audit log (docs/audit.md); null with AUDIT_LOG=false. */
+  readonly audit: AuditTrail | null;
   /** The worker threads of isolated handlers (docs/plugins.md); started only when a tool is isolated. */
   readonly workers: WorkerPool;
 }
@@ -67,6 +73,7 @@ export async function openServices(config: Config, options: ServiceOptions, logg
   const results = new ResultResources(store.results, config.resultTtlS);
   const provenance = new Provenance(store, registry, logger);
   const metrics = new Metrics();
+  const audit = config.auditLog ? new AuditTrail(store.audit, { arguments: config.auditArguments, file: config.auditFile, log: logger }) : null;
   const workers = new WorkerPool({ size: config.workerPoolSize, maxOldGenerationMb: config.workerMaxOldGenerationMb, log: logger });
   const plugins: PluginOptions = { isolation: config.toolIsolation, workers };
   let sources: ToolSources | null = null;
@@ -91,9 +98,10 @@ export async function openServices(config: Config, options: ServiceOptions, logg
       const loaded = sources;
       metrics.watchUpstreams(() => loaded.upstreamStatus().flatMap((u) => u.guards.map((guard) => ({ source: u.source, ...guard }))));
     }
-    const vault = openVault(config, registry, sources, store, logger);
+    const vault = openVault(config, registry, sources, store, logger, audit);
     const rules = sources === null ? null : { file: sources.path, entries: sources.policy };
-    const policy = await buildPolicy({ rules, registry, store, config, metrics, log: logger });
+    const guardrails = await buildGuardrails(sources, registry, config, { metrics, results });
+    const policy = await buildPolicy({ rules, registry, store, config, metrics, log: logger, audit });
     warnOfIdempotentHints(registry, logger, builtins);
     const toolsets = new Toolsets(sources?.toolsets ?? [], registry);
     if (config.codeMode || toolsets.definitions().some((d) => d.codeMode)) {
@@ -105,13 +113,27 @@ export async function openServices(config: Config, options: ServiceOptions, logg
     keys?.bindToolsets(new Set(toolsets.definitions().map((d) => d.name)), (toolset, tool) => toolsets.isMember(toolset, tool));
     // Started now, when a tool needs it: the workers import their modules before the first call.
     if (workers.prepared) workers.start();
-    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets, workers };
+    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets, workers, guardrails, audit };
   } catch (err) {
     await workers.close();
     await sources?.close();
     await store.close();
     throw err;
   }
+}
+
+/** The guardrail stage, when the tools file has `guardrails:` or a plugin registered one; the module is loaded only then. */
+async function buildGuardrails(
+  sources: ToolSources | null,
+  registry: ToolRegistry,
+  config: Config,
+  parts: { metrics: Metrics; results: ResultResources },
+): Promise<Guardrails | null> {
+  const rules = sources?.guardrails ?? [];
+  const plugins = registry.guardrails();
+  if (rules.length === 0 && plugins.length === 0) return null;
+  const [{ compileGuards }, { Guardrails }] = await Promise.all([import('../guardrails/rules.ts'), import('../guardrails/stage.ts')]);
+  return new Guardrails(compileGuards(sources?.path ?? null, rules, plugins), config.maxContentChars, parts);
 }
 
 /**
@@ -147,7 +169,7 @@ function audiencesOf(config: Config): string[] {
  * The credential vault (docs/credentials.md), when TOOLS_FILE declares credentials: SECRETS_KEY and PUBLIC_URL
  * are then required, and every credential a tool names must be declared.
  */
-function openVault(config: Config, registry: ToolRegistry, sources: ToolSources | null, store: Store, log: Logger): Vault | null {
+function openVault(config: Config, registry: ToolRegistry, sources: ToolSources | null, store: Store, log: Logger, audit: AuditTrail | null): Vault | null {
   const definitions = sources?.credentials ?? new Map();
   for (const tool of registry.list()) {
     const undeclared = tool.credentials.find((name) => !definitions.has(name));
@@ -167,5 +189,6 @@ function openVault(config: Config, registry: ToolRegistry, sources: ToolSources 
     issuer: config.authIssuer ?? 'api-keys',
     publicUrl: config.publicUrl,
     log,
+    audit,
   });
 }

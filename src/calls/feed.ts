@@ -9,6 +9,7 @@ import type { Caller } from '../callers/keys.ts';
 import { type CallLog, type CallLogEntry } from '../store/types.ts';
 import type { FinishedCall } from '../tools/invoke.ts';
 import { StoreUnavailable } from '../errors.ts';
+import { isoDate, jsonString } from '../json.ts';
 
 export interface CallEntry {
   /** Unique per entry (call ids are the caller's and may repeat). */
@@ -73,11 +74,6 @@ interface Pending {
   requestId: string;
 }
 
-/** Text that JSON writes as it is between quotes (ids, names, codes usually are). */
-const PLAIN = /^[\w .:/@+=-]*$/;
-const quoted = (text: string) => (PLAIN.test(text) ? `"${text}"` : JSON.stringify(text));
-const jsonOrNull = (text: string | null) => (text === null ? 'null' : quoted(text));
-
 /**
  * Entry ids: a random UUID per process whose last 12 hex digits count up — unique across replicas
  * like a UUID, without drawing random bytes per entry.
@@ -85,20 +81,6 @@ const jsonOrNull = (text: string | null) => (text === null ? 'null' : quoted(tex
 const ID_PREFIX = randomUUID().slice(0, 24);
 let idCount = 0;
 const nextId = () => ID_PREFIX + (idCount++ % 0x1000000000000).toString(16).padStart(12, '0');
-
-/** The ISO date of an epoch ms, reusing the text of its second when the last one was in the same second. */
-let isoSecond = Number.NaN;
-let isoPrefix = '';
-function isoDate(ms: number): string {
-  const second = Math.floor(ms / 1000);
-  if (second !== isoSecond) {
-    const iso = new Date(second * 1000).toISOString(); // 2026-01-02T03:04:05.000Z
-    isoSecond = second;
-    isoPrefix = iso.slice(0, 20);
-  }
-  const milli = Math.floor(ms - second * 1000);
-  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
-}
 
 /**
  * One finished call in the feed. Made on every call, so it only keeps what the call already has:
@@ -161,10 +143,10 @@ export class CallRecord implements CallLogEntry {
     const { code } = call;
     const callId = call.id.length > MAX_CALL_ID_CHARS ? call.id.slice(0, MAX_CALL_ID_CHARS) : call.id;
     return (
-      `{"id":"${nextId()}","at":"${isoDate(call.at)}","tool":${quoted(this.tool)},"known":${call.known}` +
-      `,"call_id":${quoted(callId)},"parent_call_id":${jsonOrNull(call.parentCallId)},"request_id":${quoted(call.requestId)}` +
-      `,"session":${jsonOrNull(this.session)},"caller":${jsonOrNull(this.caller)},"success":${call.success === true}` +
-      `,"outcome":${code === null ? '"success"' : quoted(code)},"error_code":${jsonOrNull(code)},"duration_ms":${Number.isFinite(call.durationMs) ? call.durationMs : 'null'},"replayed":${call.replayed === true}`
+      `{"id":"${nextId()}","at":"${isoDate(call.at)}","tool":${jsonString(this.tool)},"known":${call.known}` +
+      `,"call_id":${jsonString(callId)},"parent_call_id":${jsonString(call.parentCallId)},"request_id":${jsonString(call.requestId)}` +
+      `,"session":${jsonString(this.session)},"caller":${jsonString(this.caller)},"success":${call.success === true}` +
+      `,"outcome":${code === null ? '"success"' : jsonString(code)},"error_code":${jsonString(code)},"duration_ms":${Number.isFinite(call.durationMs) ? call.durationMs : 'null'},"replayed":${call.replayed === true}`
     );
   }
 

@@ -17,6 +17,7 @@ Usage:
   toolport approvals                     list the pending approvals
   toolport approvals approve|deny <id> [--note TEXT]
                                          decide one
+  toolport audit verify [--file PATH]    check the audit chain in Redis (REDIS_URL, KEY_PREFIX) or in an AUDIT_FILE
 
 Options:
   -h, --help        this text          -v, --version     the version
@@ -40,6 +41,7 @@ const OPTIONS = {
   timeout: { type: 'string' },
   note: { type: 'string' },
   raw: { type: 'boolean' },
+  file: { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
 /** `--json` is a flag for `tools` (print JSON) and takes the arguments object for `call`. */
@@ -79,8 +81,10 @@ async function run(argv: readonly string[], version: string): Promise<number> {
       return (await import('./remote.ts')).callTool(env, rest, values);
     case 'approvals':
       return (await import('./remote.ts')).approvals(env, rest, values);
+    case 'audit':
+      return (await import('./audit.ts')).audit(env, rest, values);
     default:
-      throw new UsageError(`unknown command "${command}" (serve, check, tools, call, approvals)`);
+      throw new UsageError(`unknown command "${command}" (serve, check, tools, call, approvals, audit)`);
   }
 }
 

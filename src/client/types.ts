@@ -50,6 +50,8 @@ export interface InvocationResult {
   result_ref?: { uri: string; url: string; chars: number };
   /** A call held for a person's approval. */
   approval?: { id: string; url: string; status: string; expires_at: string };
+  /** What the guardrails did to the call, when they did anything. */
+  guardrails?: { name: string; action: 'redact' | 'deny' | 'flag'; where: 'input' | 'output' }[];
   [member: string]: unknown;
 }
 

@@ -2,6 +2,7 @@
 // may do (GET /caller), then shows one page at a time, chosen by the URL's #fragment.
 import { apiKey, problemText, request, UNAUTHORIZED } from './api.js';
 import { createApprovalsPage } from './approvals-page.js';
+import { createAuditPage } from './audit-page.js';
 import { createCallsPage } from './calls-page.js';
 import { h } from './dom.js';
 import { createConnectionsPage, hasConnections } from './connections-page.js';
@@ -13,7 +14,7 @@ import { showServiceState } from './status.js';
 import { createTasksPage, hasTasks } from './tasks-page.js';
 import { createToolsPage } from './tools-page.js';
 
-const PAGES = ['tools', 'calls', 'sessions', 'tasks', 'approvals', 'connections', 'ledger'];
+const PAGES = ['tools', 'calls', 'sessions', 'tasks', 'approvals', 'connections', 'ledger', 'audit'];
 const $ = (id) => document.getElementById(id);
 
 let pages = null;
@@ -61,10 +62,12 @@ async function openConsole(caller) {
     approvals: createApprovalsPage($('page-approvals'), context),
     connections: createConnectionsPage($('page-connections')),
     ledger: createLedgerPage($('page-ledger'), context),
+    audit: createAuditPage($('page-audit'), context),
   };
   const nav = $('nav');
   /** @type {HTMLElement} */ (nav.querySelector('[data-page="tasks"]')).hidden = !context.tasksAvailable;
   /** @type {HTMLElement} */ (nav.querySelector('[data-page="ledger"]')).hidden = !caller.admin;
+  /** @type {HTMLElement} */ (nav.querySelector('[data-page="audit"]')).hidden = !caller.admin;
   /** @type {HTMLElement} */ (nav.querySelector('[data-page="connections"]')).hidden = !connectionsAvailable;
   nav.hidden = false;
   window.addEventListener('hashchange', () => void route());

@@ -7,6 +7,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { AuditSink } from '../store/audit.ts';
 import type { CredentialRecord, CredentialStore, CredentialWrite } from '../store/credentials.ts';
 import { type SecretsCipher } from './cipher.ts';
 import type { CredentialDefinition, CredentialDefinitions, OAuth2Definition } from './definitions.ts';
@@ -48,6 +49,8 @@ export interface VaultOptions {
   /** PUBLIC_URL, without a trailing slash. */
   publicUrl: string;
   log: Logger;
+  /** The audit log (docs/audit.md): every connection made, value stored and connection removed. */
+  audit?: AuditSink | null;
 }
 
 const digest = (token: string) => createHash('sha256').update(token).digest('base64url');
@@ -263,12 +266,14 @@ export class Vault {
       { scopes: grant.scopes, expiresAt: grant.expiresAt, updatedAt: Date.now() },
     );
     this.#o.log.info({ credential: name, owner }, 'credential connected');
+    this.#o.audit?.record({ kind: 'credential', caller: owner, onBehalfOf: owner, outcome: 'connected', detail: name });
     this.#announce(owner, name);
   }
 
   async putSecret(owner: string, name: string, value: string): Promise<void> {
     await this.#write(owner, name, 'secret', { value }, { scopes: [], expiresAt: null, updatedAt: Date.now() });
     this.#o.log.info({ credential: name, owner }, 'credential stored');
+    this.#o.audit?.record({ kind: 'credential', caller: owner, onBehalfOf: owner, outcome: 'stored', detail: name });
     this.#announce(owner, name);
   }
 
@@ -288,7 +293,10 @@ export class Vault {
 
   async forget(owner: string, name: string): Promise<boolean> {
     const had = await this.#o.store.delete(owner, name);
-    if (had) this.#o.log.info({ credential: name, owner }, 'credential forgotten');
+    if (had) {
+      this.#o.log.info({ credential: name, owner }, 'credential forgotten');
+      this.#o.audit?.record({ kind: 'credential', caller: owner, onBehalfOf: owner, outcome: 'disconnected', detail: name });
+    }
     return had;
   }
 }

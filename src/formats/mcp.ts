@@ -30,6 +30,8 @@ export interface McpCallToolResult {
   content: ({ type: 'text'; text: string } | Attachment | McpResourceLink)[];
   structuredContent?: Record<string, unknown>;
   isError: boolean;
+  /** `toolport/guardrails`: what the guardrails did to the call, when they did anything (docs/guardrails.md). */
+  _meta?: Record<string, unknown>;
 }
 
 export interface McpToolAnnotations {
@@ -83,6 +85,7 @@ export function renderMcpCallToolResult(result: InvocationResult): McpCallToolRe
     content: [{ type: 'text', text: structured ? unrepeated(result) : result.content }, ...(result.attachments ?? []), ...link],
     ...(structured && { structuredContent: result.value as Record<string, unknown> }),
     isError: !result.success,
+    ...(result.guardrails !== undefined && { _meta: { 'toolport/guardrails': result.guardrails } }),
   };
 }
 

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Metrics } from '../metrics.ts';
+import type { AuditSink } from '../store/audit.ts';
 import type { ApprovalStatus, ApprovalStore } from '../store/approvals.ts';
 import { ownedSessions } from '../store/owned-sessions.ts';
 import type { Store } from '../store/types.ts';
@@ -43,6 +44,8 @@ export interface ApprovalsOptions {
   log?: Logger;
   /** Told of every new approval and every decision (the webhook); must not throw, must not wait. */
   notice?: (record: ApprovalRecord) => void;
+  /** The audit log (docs/audit.md): every decision and expiry. */
+  audit?: AuditSink;
 }
 
 const LEASE_MARGIN_MS = 5_000;
@@ -75,6 +78,18 @@ export class Approvals {
 
   #outcome(record: ApprovalRecord): void {
     this.#options.notice?.(record);
+    this.#options.audit?.record({
+      kind: 'approval',
+      caller: record.decision?.by ?? null,
+      onBehalfOf: record.caller,
+      tool: record.tool,
+      toolHash: record.tool_hash,
+      arguments: record.arguments,
+      approvalId: record.approval_id,
+      rule: record.rule === null ? 'approval' : `policy[${record.rule}]`,
+      outcome: record.status,
+      callId: record.call_id,
+    });
     for (const listener of this.#outcomeListeners) listener(record);
   }
 

@@ -65,7 +65,9 @@ export class PolicyGate implements Stage {
   run(call: PipelineCall, next: Next): Promise<InvocationResult> {
     const { tool, params, scope, identity } = call;
     const rule = this.match(tool, params, scope.principal, scope.caller, scope.sessionId);
-    if (rule === null || rule.action === 'allow') return next();
+    if (rule === null) return next();
+    call.rule = rule.index === null ? 'approval' : `policy[${rule.index}]`;
+    if (rule.action === 'allow') return next();
     if (rule.action === 'deny') {
       scope.log.info({ event: 'PolicyDenied', tool: tool.name, callId: identity.id, rule: rule.index }, 'call denied by policy');
       const reason = rule.reason ?? `Policy does not allow this call to tool "${tool.name}".`;

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
+import type { AuditSink } from '../store/audit.ts';
 import type { Store } from '../store/types.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { Approvals } from './approvals.ts';
@@ -26,6 +27,7 @@ export async function buildPolicy(options: {
   config: Config;
   metrics: Metrics;
   log: Logger;
+  audit?: AuditSink | null;
 }): Promise<PolicyParts> {
   const { config, registry } = options;
   const webhook = config.approvalWebhookUrl === null ? null : new ApprovalWebhook(config.approvalWebhookUrl, config.approvalWebhookSecret, options.log);
@@ -36,6 +38,7 @@ export async function buildPolicy(options: {
     metrics: options.metrics,
     log: options.log,
     ...(webhook !== null && { notice: webhook.notify }),
+    ...(options.audit != null && { audit: options.audit }),
   });
   let rules: PolicyRule[] = [];
   if (options.rules !== null && options.rules.entries.length > 0) {

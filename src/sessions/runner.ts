@@ -100,6 +100,7 @@ export class StagedSessionRunner implements SessionStage {
       duration_ms: result.duration_ms,
       at: new Date().toISOString(),
       caller: scope.caller,
+      ...(result.guardrails !== undefined && { guardrails: result.guardrails }),
     };
     // Reads matter only to a call that writes: a read-only call never conflicts.
     const writes = result.success ? staged.writes : NOTHING_STAGED.writes;

@@ -29,6 +29,8 @@ export interface ToolSources {
   readonly credentials: CredentialDefinitions;
   /** The file's `policy:` rules, as written (src/policy/ compiles them). */
   readonly policy: readonly RawEntry[];
+  /** The file's `guardrails:` rules, as written (src/guardrails/ compiles them). */
+  readonly guardrails: readonly RawEntry[];
   /** The file's absolute path, as policy errors name it. */
   readonly path: string;
   /** The file's toolsets, checked for shape. */
@@ -102,6 +104,7 @@ export async function loadParsedSources(file: ToolsFile, options: Omit<LoadToolS
   const sources: ToolSources = {
     credentials,
     policy: file.policy,
+    guardrails: file.guardrails,
     path: file.path,
     toolsets,
     variables: file.variables,

@@ -3,6 +3,7 @@
  * its own and each tool entry loaded on its own into a scratch catalog, so one bad entry does not
  * hide the next. Problems two entries share (a bad `credentials:` both use) are named once.
  */
+import { guardProblems } from '../guardrails/rules.ts';
 import { ruleProblems } from '../policy/rules.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { isObject } from '../json.ts';
@@ -54,7 +55,7 @@ export async function toolsFileProblems(options: Omit<LoadToolSourcesOptions, 'r
   await attempt(problems, () => checkSourceNames(file));
   await attempt(problems, () => readCredentials(file.path, file.credentials));
   for (const problem of toolsetProblems(file)) problems.add(problem);
-  const none = { plugins: [], http: [], openapi: [], mcp: [], policy: [], toolsets: undefined };
+  const none = { plugins: [], http: [], openapi: [], mcp: [], policy: [], guardrails: [], toolsets: undefined };
   for (const section of TOOL_SECTIONS) {
     for (const entry of file[section]) {
       await attempt(problems, async () => {
@@ -64,5 +65,6 @@ export async function toolsFileProblems(options: Omit<LoadToolSourcesOptions, 'r
     }
   }
   for (const problem of ruleProblems(file.path, file.policy)) problems.add(problem);
+  for (const problem of guardProblems(file.path, file.guardrails)) problems.add(problem);
   return [...problems];
 }

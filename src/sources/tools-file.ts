@@ -11,7 +11,7 @@ import { type JsonObject, type RawEntry } from './entry.ts';
 import { expandVariables, variableFailure, type UsedVariable } from './variables.ts';
 import { ToolsFileError } from '../errors.ts';
 
-export const SECTIONS = ['plugins', 'http', 'openapi', 'mcp', 'credentials', 'policy', 'toolsets'] as const;
+export const SECTIONS = ['plugins', 'http', 'openapi', 'mcp', 'credentials', 'policy', 'guardrails', 'toolsets'] as const;
 export type SectionName = Exclude<(typeof SECTIONS)[number], 'credentials' | 'toolsets'>;
 
 export interface ToolsFile {
@@ -27,6 +27,8 @@ export interface ToolsFile {
   readonly credentials: JsonObject | null;
   /** Policy rules (docs/approvals.md), compiled by src/policy/ once every tool is registered. */
   readonly policy: readonly RawEntry[];
+  /** Guardrail rules (docs/guardrails.md), compiled by src/guardrails/ once every plugin is loaded. */
+  readonly guardrails: readonly RawEntry[];
   /** The `toolsets:` mapping as written (checked by src/toolsets once the catalog is loaded). */
   readonly toolsets: unknown;
   /** The `${VAR}`s the file used, but those that are a whole address (a url, a command): their values are redacted from results. */
@@ -83,6 +85,7 @@ export async function readToolsFile(given: string, env: Env = process.env, cwd =
     mcp: section('mcp'),
     credentials,
     policy: section('policy'),
+    guardrails: section('guardrails'),
     toolsets: expanded.toolsets,
     variables,
   });

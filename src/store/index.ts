@@ -15,6 +15,7 @@ export async function createStore(config: Config, log: Logger): Promise<Store> {
     keyPrefix: config.keyPrefix,
     sessionTtlS: config.sessionTtlS,
     sessionMaxEvents: config.sessionMaxEvents,
+    auditTtlMs: config.auditTtlDays * 86_400_000,
   };
   const backend = BACKENDS.find((candidate) => candidate.selected(config)) ?? memoryBackend;
   return backend.open(config, options, log);

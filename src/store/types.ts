@@ -7,6 +7,9 @@ import type { ResultStore } from './results.ts';
 import type { CredentialStore } from './credentials.ts';
 import type { ApprovalStore } from './approvals.ts';
 import type { McpClientStore } from './mcp-clients.ts';
+import type { AuditLog } from './audit.ts';
+
+export const AUDIT_TTL_MS = 90 * 86_400_000;
 
 export interface StoreOptions {
   readonly keyPrefix: string;
@@ -16,6 +19,8 @@ export interface StoreOptions {
   readonly sessionMaxEvents: number;
   /** The newest calls the call log keeps (default RECENT_CALLS). */
   readonly recentCalls?: number;
+  /** How long audit entries are kept (AUDIT_TTL_DAYS); default 90 days. */
+  readonly auditTtlMs?: number;
 }
 
 /** Values of session keys (JSON text, null when absent) and the version each had when read (0 = never written). */
@@ -153,6 +158,8 @@ export interface Store {
   readonly rateCounter: RateCounter | null;
   /** What MCP clients declared when they connected, per MCP session. */
   readonly mcpClients: McpClientStore;
+  /** The audit log's chain (docs/audit.md), shared by every replica on this store. */
+  readonly audit: AuditLog;
 }
 
 /** One kind of store: whether the configuration selects it, and how to open it (src/store/index.ts lists them). */

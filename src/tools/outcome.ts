@@ -35,7 +35,16 @@ export type ErrorCode =
   /** The handler asked the caller's client something (context.elicit, context.sample): see `input_requests`. */
   | 'input_required'
   /** The handler asked the caller's client something, and the caller has no way to answer. */
-  | 'input_unavailable';
+  | 'input_unavailable'
+  /** A guardrail refuses the arguments or the result (docs/guardrails.md); `detail` names it. */
+  | 'guardrail_denied';
+
+/** What a guardrail did to a call (docs/guardrails.md). */
+export interface GuardrailAction {
+  name: string;
+  action: 'redact' | 'deny' | 'flag';
+  where: 'input' | 'output';
+}
 
 export interface ToolError {
   code: ErrorCode;
@@ -73,6 +82,8 @@ export interface InvocationResult {
    * and with `input_required` (what the handler asked): keyed requests, answered by key (tasks/update, POST /tasks/{id}/input).
    */
   input_requests?: Record<string, unknown>;
+  /** What the guardrails did to the call, when they did anything (docs/guardrails.md). */
+  guardrails?: GuardrailAction[];
 }
 
 /** A single-use link, bound to the calling user, where the person connects a credential. */

@@ -1,4 +1,5 @@
 /** TOOL_PLUGINS: ES modules (or packages) whose default export defines tools (docs/plugins.md). */
+import { isGuardrail } from './guardrail.ts';
 import type { WorkerPool } from './isolation/pool.ts';
 import { exportedBy, importModule, specifierOf } from './plugin-module.ts';
 import { type ToolRegistry } from './registry.ts';
@@ -39,6 +40,7 @@ export async function loadPlugin(registry: ToolRegistry, entry: string, cwd = pr
       registerTool: register,
       registerResource: (key, value) => registry.registerResource(key, value),
       registerEntry: (definition) => registry.registerEntry(definition),
+      registerGuardrail: (definition) => registry.registerGuardrail(definition),
     };
     try {
       await registry.withSource(entry, () => (exported as (r: PluginRegistry) => unknown)(target));
@@ -49,10 +51,14 @@ export async function loadPlugin(registry: ToolRegistry, entry: string, cwd = pr
     return;
   }
   if (exported === undefined || exported === null || typeof exported !== 'object') {
-    throw new PluginLoadError(`plugin ${entry} must export by default a tool definition, an array of them, or a function`);
+    throw new PluginLoadError(`plugin ${entry} must export by default a tool or guardrail definition, an array of them, or a function`);
   }
   const definitions = (Array.isArray(exported) ? exported : [exported]) as unknown[];
-  await registry.withSource(entry, () => definitions.forEach((d) => (isEntryDefinition(d) ? registry.registerEntry(d) : register(d as ToolDefinition))));
+  await registry.withSource(entry, () =>
+    definitions.forEach((d) =>
+      isEntryDefinition(d) ? registry.registerEntry(d) : isGuardrail(d) ? registry.registerGuardrail(d) : register(d as ToolDefinition),
+    ),
+  );
 }
 
 export async function loadPlugins(registry: ToolRegistry, entries: readonly string[], cwd = process.cwd(), options: PluginOptions = {}): Promise<void> {

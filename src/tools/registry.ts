@@ -12,6 +12,7 @@ import { SchemaCompileError, ToolDefinitionError } from '../errors.ts';
 import { checkAnnotations, checkIdempotency, fail, type NormalizedIdempotency } from './definition-checks.ts';
 import { EntryCatalog } from './entries.ts';
 import { entryOf, type EntryDefinition } from './entry-definitions.ts';
+import type { GuardrailDefinition } from './guardrail.ts';
 
 export type { NormalizedIdempotency } from './definition-checks.ts';
 
@@ -77,6 +78,7 @@ export class ToolRegistry implements PluginRegistry {
   /** The other kinds: resources, resource templates and prompts (src/tools/entries.ts). */
   readonly entries = new EntryCatalog();
   readonly #resources = new Map<string, unknown>();
+  readonly #guardrails = new Map<string, GuardrailDefinition>();
   readonly #ajv = createToolAjv();
   #upstreamAjv: ReturnType<typeof createUpstreamAjv> | null = null;
   /** Compiled validators by mode and schema hash: equal schemas (the same one in many operations) compile once. */
@@ -117,6 +119,21 @@ export class ToolRegistry implements PluginRegistry {
   registerEntry(definition: EntryDefinition): void {
     const problem = this.entries.add(entryOf(definition, this.#source));
     if (problem !== null) throw new ToolDefinitionError(`${this.#source}: ${problem}`);
+  }
+
+  /** A plugin's own guardrail (src/tools/guardrail.ts); the guardrail stage runs it on the tools it names. */
+  registerGuardrail(definition: GuardrailDefinition): void {
+    const name = (definition as { name?: unknown }).name;
+    if (typeof name !== 'string' || name === '') throw new ToolDefinitionError(`${this.#source}: a guardrail needs a non-empty name`);
+    if (this.#guardrails.has(name)) throw new ToolDefinitionError(`${this.#source}: guardrail "${name}" is registered twice`);
+    if (definition.input === undefined && definition.output === undefined)
+      throw new ToolDefinitionError(`${this.#source}: guardrail "${name}" needs an input or an output check`);
+    this.#guardrails.set(name, definition);
+  }
+
+  /** The plugins' guardrails, in the order they were registered. */
+  guardrails(): GuardrailDefinition[] {
+    return [...this.#guardrails.values()];
   }
 
   registerTool(definition: ToolDefinition, options: RegisterOptions = {}): void {

@@ -2,6 +2,7 @@
 import type { UserIdentity } from '../callers/keys.ts';
 import type { EntryDefinition } from './entry-definitions.ts';
 import type { ElicitRequest, ElicitResult, SampleRequest, SampleResult, ToolLog } from './client-types.ts';
+import type { GuardrailDefinition } from './guardrail.ts';
 
 export type { UserIdentity };
 
@@ -157,6 +158,8 @@ export interface PluginRegistry {
   registerResource(key: string, value: unknown): void;
   /** An MCP resource, resource template or prompt (defineResource, defineResourceTemplate, definePrompt). */
   registerEntry(definition: EntryDefinition): void;
+  registerGuardrail(definition: GuardrailDefinition): void;
 }
 
-export type PluginExport = ToolDefinition | EntryDefinition | (ToolDefinition | EntryDefinition)[] | ((registry: PluginRegistry) => void | Promise<void>);
+type PluginDefinition = ToolDefinition | EntryDefinition | GuardrailDefinition;
+export type PluginExport = PluginDefinition | PluginDefinition[] | ((registry: PluginRegistry) => void | Promise<void>);

@@ -124,7 +124,7 @@ describe('toolport --help and --version', () => {
   it('refuse an unknown command or option with one line and exit 2', async () => {
     const [unknown, option] = await Promise.all([toolport(['frobnicate']), toolport(['call', 'echo', '--frob'])]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toBe('toolport: unknown command "frobnicate" (serve, check, tools, call, approvals) (toolport --help)\n');
+    expect(unknown.stderr).toBe('toolport: unknown command "frobnicate" (serve, check, tools, call, approvals, audit) (toolport --help)\n');
     expect(option.code).toBe(2);
     oneLine(option.stderr);
     expect(option.stderr).toContain("'--frob'");

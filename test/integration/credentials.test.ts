@@ -316,6 +316,12 @@ describe.each(STORES)('the credential vault on the %s store', (kind) => {
     expect((await app.inject({ method: 'DELETE', url: '/me/connections/weather_key', headers: bearer(keys.agent) })).statusCode).toBe(204);
     expect((await app.inject({ method: 'DELETE', url: '/me/connections/weather_key', headers: bearer(keys.agent) })).statusCode).toBe(404);
     expect((await call(app, keys.agent, 'weather')).body.error.code).toBe('authorization_required');
+    // The audit log (docs/audit.md) names the connection made, the value stored and the one removed.
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const audited = (await get(app, '/audit?kind=credential&limit=500', bearer(keys.admin))).body.entries as Record<string, unknown>[];
+    const changes = audited.map((entry) => `${entry.caller} ${entry.outcome} ${entry.detail}`);
+    expect(changes[0]).toBe('agent disconnected weather_key');
+    expect(changes).toEqual(expect.arrayContaining(['agent connected github', 'agent stored weather_key']));
   });
 
   it('refreshes an access token that is about to expire', async () => {

@@ -2,6 +2,7 @@
  * toolport on a three-master Redis Cluster (REDIS_CLUSTER_NODES): every script's keys share a hash
  * tag, so sessions, plans, events and provenance work wherever their slot lives.
  */
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,4 +94,25 @@ describe('on a Redis Cluster', () => {
       done.body.task_id,
     ]);
   });
+
+  it('keeps one audit chain for both replicas, which `toolport audit verify` accepts', async () => {
+    for (let i = 0; i < 20; i++) await post(replicas[i % 2]!, { name: 'echo', arguments: { text: `audit ${i}` } });
+    await new Promise((resolve) => setTimeout(resolve, 150)); // each replica writes its batch within 50 ms
+    const page = (await get(replicas[1]!, '/audit?kind=call&tool=echo&limit=500')).body;
+    expect(page.entries.length).toBeGreaterThanOrEqual(20);
+    const { config } = replicas[0]!.toolport;
+    const checked = await new Promise<{ code: number; stdout: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['bin/toolport.js', 'audit', 'verify'],
+        {
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', REDIS_CLUSTER_NODES: cluster.nodes, KEY_PREFIX: config.keyPrefix },
+          timeout: 60_000,
+        },
+        (err, stdout) => resolve({ code: err === null ? 0 : Number(err.code), stdout }),
+      );
+    });
+    expect(checked.stdout).toMatch(/^audit chain verified \(redis\): \d+ entries, entries 1 to \d+\n$/);
+    expect(checked.code).toBe(0);
+  }, 60_000);
 });

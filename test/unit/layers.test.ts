@@ -15,7 +15,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['config.ts', 'json.ts', 'lazy-logger.ts', 'metrics.ts', 'schemas.ts', 'tracing/', 'client/'],
   ['store/', 'callers/'],
   ['tools/'],
-  ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/', 'credentials/', 'policy/', 'toolsets/', 'redaction/'],
+  ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/', 'credentials/', 'policy/', 'toolsets/', 'redaction/', 'guardrails/', 'audit/'],
   ['builtin/', 'sources/', 'mcp/', 'plugins/', 'http/'],
   ['routes/'],
   ['app/'],

@@ -14,6 +14,7 @@ const file: ToolsFile = {
   mcp: [],
   credentials: null,
   policy: [],
+  guardrails: [],
   toolsets: undefined,
   variables: [],
 };

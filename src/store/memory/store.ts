@@ -6,7 +6,9 @@ import { MemoryResults } from './results.ts';
 import { MemoryCredentials } from './credentials.ts';
 import { MemoryApprovals } from './approvals.ts';
 import { MemoryMcpClients } from './mcp-clients.ts';
+import { MemoryAuditLog } from './audit.ts';
 import {
+  AUDIT_TTL_MS,
   RECENT_CALLS,
   type DefinitionRecord,
   type EventPage,
@@ -53,10 +55,12 @@ export class MemoryStore implements Store {
   readonly credentials = new MemoryCredentials();
   readonly approvals = new MemoryApprovals();
   readonly mcpClients = new MemoryMcpClients();
+  readonly audit: MemoryAuditLog;
 
   constructor(options: StoreOptions) {
     this.#options = options;
     this.calls = new MemoryCallLog(options.recentCalls ?? RECENT_CALLS);
+    this.audit = new MemoryAuditLog(options.auditTtlMs ?? AUDIT_TTL_MS);
     this.#sweeper = setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
   }
 

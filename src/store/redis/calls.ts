@@ -44,6 +44,16 @@ export class RedisCallLog implements CallLog {
     await this.#run(() => this.#client.recordCalls(this.#list, this.#max, this.#channel, batch));
   }
 
+  /** This log's own connection: the audit log writes its batches there too, off the calls' connection. */
+  get connection(): Redis | Cluster {
+    return this.#client;
+  }
+
+  /** Runs a command on this log's connection: StoreUnavailable when it is not ready or does not answer. */
+  run<T>(command: () => Promise<T>): Promise<T> {
+    return this.#run(command);
+  }
+
   waitUntilReady(timeoutMs: number): Promise<boolean> {
     return connectionReady(this.#client, timeoutMs);
   }

@@ -14,7 +14,9 @@ import { RedisApprovals } from './approvals.ts';
 import { RedisRateCounter } from './rate-limit.ts';
 import { defineScripts } from './scripts.ts';
 import { RedisMcpClients } from './mcp-clients.ts';
+import { RedisAuditLog } from './audit.ts';
 import {
+  AUDIT_TTL_MS,
   RECENT_CALLS,
   type DefinitionRecord,
   type EventPage,
@@ -77,6 +79,7 @@ export class RedisStore implements Store {
   readonly approvals: RedisApprovals;
   readonly rateCounter: RedisRateCounter;
   readonly mcpClients: RedisMcpClients;
+  readonly audit: RedisAuditLog;
   /** Whether an outage is under way: it is logged once when it starts and once when it ends. */
   #down = false;
 
@@ -99,6 +102,8 @@ export class RedisStore implements Store {
     this.approvals = new RedisApprovals(client, options.keyPrefix, (command) => this.#run(command));
     this.rateCounter = new RedisRateCounter(client, options.keyPrefix);
     this.mcpClients = new RedisMcpClients(client, options.keyPrefix, (command) => this.#run(command));
+    // The audit log writes beside the call feed, on its connection: a stalled batch never holds up a call's commands.
+    this.audit = new RedisAuditLog(this.calls.connection, options.keyPrefix, options.auditTtlMs ?? AUDIT_TTL_MS, (command) => this.calls.run(command));
   }
 
   /** Waits a little for the first connection so the first requests do not see a cold store. */

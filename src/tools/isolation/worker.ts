@@ -26,7 +26,11 @@ async function importPlugin(specifier: string): Promise<LoadedModule> {
   const exported = exportedBy(module);
   const add = (definition: ToolDefinition) => handlers.set(definition.name, definition.handler as Handler);
   if (typeof exported === 'function') {
-    await (exported as (registry: unknown) => unknown)({ registerTool: add, registerResource: (key: string, value: unknown) => values.set(key, value) });
+    await (exported as (registry: unknown) => unknown)({
+      registerTool: add,
+      registerResource: (key: string, value: unknown) => values.set(key, value),
+      registerGuardrail: () => {}, // guardrails run in the main process's pipeline
+    });
   } else if (Array.isArray(exported)) exported.forEach(add);
   else if (typeof exported === 'object' && exported !== null) add(exported as ToolDefinition);
   const resources: Resources = Object.freeze({ get: <T>(key: string) => values.get(key) as T | undefined });

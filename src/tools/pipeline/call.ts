@@ -8,7 +8,7 @@ import type { Principal } from '../../callers/principal.ts';
 import { CallContext, type Cancellation, type NestedCalls, type RunKey } from '../context.ts';
 
 export type { RunKey };
-import type { CallIdentity } from '../outcome.ts';
+import type { CallIdentity, GuardrailAction } from '../outcome.ts';
 import type { ProgressListener } from '../progress.ts';
 import type { ClientChannel } from '../client-requests.ts';
 import type { RegisteredTool } from '../registry.ts';
@@ -119,6 +119,12 @@ export class PipelineCall {
   idempotencyKey: string | null = null;
   /** Set by the session stage for each attempt: the staged session the handler works on. */
   session: SessionHandle | null = null;
+  /** Set by the guardrail input stage when a guardrail acted on the arguments (docs/guardrails.md). */
+  guardrails: GuardrailAction[] | null = null;
+  /** Set by the handler stage: the call reached its handler (an upstream's, for a forwarded tool). */
+  ran = false;
+  /** Set by the policy stage: the rule that decided the call (`policy[2]`, or `approval` for a tool's own). */
+  rule: string | null = null;
   /** Set by the session stage once it has recorded the call's event in the session. */
   sessionRecorded = false;
   readonly #environment: CallEnvironment;

@@ -52,6 +52,7 @@ class HandlerStage implements Stage {
     const { tool, params, identity, scope } = call;
     const max = this.#max;
     const context = call.context(call.session);
+    call.ran = true;
     const settled = redacted(await settle(() => tool.handler(params, context), context, scope.cancellation, tool.heartbeatMs), call.redaction);
     if (settled.kind === 'stalled') {
       context.log.warn({ heartbeatMs: tool.heartbeatMs }, 'tool handler stopped beating: aborted as stuck');

@@ -2,7 +2,7 @@
  * The call pipeline: every call — HTTP invoke and turns, tasks, /mcp, a handler's nested
  * `context.invoke` — runs this one list of stages, in this order (docs/design.md draws it):
  *
- *   trace → record → lookup → validate → scope → [policy] → [credentials] → [redaction] → ledger → session → handler
+ *   trace → record → lookup → validate → [guardrails in] → scope → [policy] → [credentials] → [redaction] → ledger → session → [guardrails out] → handler
  *
  * Each stage is one module with one shape (./stage.ts): it answers the call itself, or calls
  * `next()` and may look at the result. A stage that is not configured is not in the list, so it
@@ -29,6 +29,8 @@ export interface PipelineOptions {
   maxContentChars: number;
   /** Throws (StoreUnavailable) at once when the store is known to be down (a session call). */
   store: { assertAvailable(): void };
+  /** The guardrails (docs/guardrails.md): the arguments checked after validation, the result before the session and the ledger record it. */
+  guardrails?: { input: Stage; output: Stage };
   /** Between validation and the ledger: decides whether the call may run (allow, deny, hold for approval). */
   policy?: Stage;
   /** After policy, before the ledger: puts the caller's credential for the tool's upstream on the call, or answers that one is needed. */
@@ -55,12 +57,14 @@ export function pipelineStages(o: PipelineOptions): Stage[] {
     recordStage({ session: o.session, ...(o.metrics && { metrics: o.metrics }), ...(o.onCall && { onCall: o.onCall }) }),
     lookupStage(o.registry, o.maxContentChars),
     validateStage(o.maxContentChars),
+    o.guardrails?.input,
     scopeStage(o),
     o.policy,
     o.credentials,
     o.redaction,
     o.ledger,
     o.session,
+    o.guardrails?.output,
     handlerStage(o),
   ];
   return stages.filter((stage) => stage != null);

@@ -19,6 +19,10 @@ export interface FinishedCall {
   params: unknown;
   result: InvocationResult;
   scope: InvocationScope;
+  /** Whether the call reached its handler (or its upstream). */
+  ran: boolean;
+  /** The policy rule that decided the call (`policy[2]`, `approval`); null when none matched. */
+  rule: string | null;
 }
 
 export interface RecordOptions {
@@ -60,7 +64,7 @@ class RecordStage implements Stage {
         'tool invoked',
       );
     }
-    this.#options.onCall?.({ at: Date.now(), known: identity.toolHash !== null, params: call.parsed, result, scope });
+    this.#options.onCall?.({ at: Date.now(), known: identity.toolHash !== null, params: call.parsed, result, scope, ran: call.ran, rule: call.rule });
     return result;
   }
 }
