@@ -212,12 +212,16 @@ describe('a 2026-07-28-only upstream (it refuses initialize)', () => {
     await stopAll();
   });
 
-  it('serves its tools, spoken to statelessly', async () => {
+  it('serves its tools, resources and prompts, spoken to statelessly', async () => {
     const client = await v1(url);
     try {
       const names = (await client.listTools()).tools.map((t) => t.name).filter((name) => name.startsWith('modern_'));
       expect(names.sort()).toEqual(['modern_add', 'modern_book']);
       expect((await client.callTool({ name: 'modern_add', arguments: { a: 2, b: 3 } })).content).toEqual([{ type: 'text', text: '5' }]);
+      const { contents } = await client.readResource({ uri: 'toolport://modern/menu://today' });
+      expect(contents).toEqual([{ uri: 'toolport://modern/menu://today', mimeType: 'text/plain', text: 'Soup of the day: leek.' }]);
+      const prompt = await client.getPrompt({ name: 'modern_order', arguments: { dish: 'soup' } });
+      expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'One soup, please.' } }]);
     } finally {
       await client.close();
     }

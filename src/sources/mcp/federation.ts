@@ -15,6 +15,7 @@ import {
   keyOf,
   type CatalogEntry,
   type Complete,
+  type Completion,
   type EntryCatalog,
   type EntryContext,
   type EntryMetadata,
@@ -24,6 +25,8 @@ import {
 import { isObject } from '../../json.ts';
 import { toolNameFor } from '../names.ts';
 import type { McpSourceConfig } from './config.ts';
+import { ANY_RESULT } from './call-result.ts';
+import { StatelessUpstream } from './stateless.ts';
 
 const MAX_PAGES = 100;
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -65,14 +68,43 @@ function metadataOf(item: Resource | ResourceTemplate | Prompt): EntryMetadata {
   return metadata;
 }
 
-async function allPages<T>(list: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> {
+/** What the entries are read through: a handshake-era connection or a stateless server, alike. */
+export interface EntryUpstream {
+  readonly capabilities: Record<string, unknown>;
+  request(method: string, params: Record<string, unknown>, options: { timeoutMs: number; signal?: AbortSignal }): Promise<Record<string, unknown>>;
+}
+
+/** One per connection, so that a new connection is told from a list that changed. */
+const handshakeUpstreams = new WeakMap<Client, EntryUpstream>();
+
+function entryUpstreamOf(from: Client | StatelessUpstream): EntryUpstream {
+  if (from instanceof StatelessUpstream) return from;
+  let upstream = handshakeUpstreams.get(from);
+  if (upstream === undefined) {
+    upstream = {
+      get capabilities() {
+        return (from.getServerCapabilities() ?? {}) as Record<string, unknown>;
+      },
+      request: (method, params, options) =>
+        from.request({ method, params } as never, ANY_RESULT, {
+          timeout: options.timeoutMs,
+          ...(options.signal !== undefined && { signal: options.signal }),
+        }) as unknown as Promise<Record<string, unknown>>,
+    };
+    handshakeUpstreams.set(from, upstream);
+  }
+  return upstream;
+}
+
+/** Every page of a list (`key`: resources, resourceTemplates, prompts). */
+async function allPages<T>(upstream: EntryUpstream, method: string, key: string): Promise<T[]> {
   const items: T[] = [];
-  let cursor: string | undefined;
+  let cursor: unknown;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const listed = await list(cursor);
-    items.push(...listed.items);
+    const listed = await upstream.request(method, typeof cursor === 'string' ? { cursor } : {}, { timeoutMs: REQUEST_TIMEOUT_MS });
+    if (Array.isArray(listed[key])) items.push(...(listed[key] as T[]));
     cursor = listed.nextCursor;
-    if (cursor === undefined) break;
+    if (typeof cursor !== 'string') break;
   }
   return items;
 }
@@ -83,7 +115,7 @@ export class McpFederation {
   readonly #store: Store;
   readonly #log: Logger;
   /** The connection the entries read through; replaced at each (re)connection. */
-  #client: Client | null = null;
+  #client: EntryUpstream | null = null;
   /** Watchers of the upstream's resources by the upstream's URI (a subscription is relayed while one watches). */
   readonly #watchers = new Map<string, Set<() => void>>();
   /** Pinned entries whose definition changed and waits for an admin: pin key → the upstream's hash. */
@@ -102,8 +134,9 @@ export class McpFederation {
   }
 
   /** The server's lists (read again on each connection and list_changed) become the source's entries. */
-  async apply(client: Client, tools: readonly Tool[]): Promise<void> {
-    const capabilities = client.getServerCapabilities() ?? {};
+  async apply(from: Client | StatelessUpstream, tools: readonly Tool[]): Promise<void> {
+    const client = entryUpstreamOf(from);
+    const capabilities = client.capabilities;
     const fresh = this.#client !== client;
     this.#client = client;
     const entries: CatalogEntry[] = [];
@@ -112,17 +145,16 @@ export class McpFederation {
       const link = uiLinkOf(tool._meta);
       if (link !== null && !links.has(link)) links.set(link, toolNameFor(this.#config.source, tool.name));
     }
-    const options = { timeout: REQUEST_TIMEOUT_MS };
     if (capabilities.resources !== undefined) {
-      const resources = await allPages((cursor) => client.listResources({ cursor }, options).then((r) => ({ ...r, items: r.resources })));
-      const templates = await allPages((cursor) => client.listResourceTemplates({ cursor }, options).then((r) => ({ ...r, items: r.resourceTemplates })));
+      const resources = await allPages<Resource>(client, 'resources/list', 'resources');
+      const templates = await allPages<ResourceTemplate>(client, 'resources/templates/list', 'resourceTemplates');
       for (const resource of resources) entries.push(this.#resource(resource, links.get(resource.uri)));
       // An interface a tool links but the server does not list is still served, under its tool.
       for (const [uri, tool] of links) if (!resources.some((r) => r.uri === uri)) entries.push(this.#resource({ uri, name: uri }, tool));
       for (const template of templates) entries.push(this.#template(template));
     }
     if (capabilities.prompts !== undefined) {
-      const prompts = await allPages((cursor) => client.listPrompts({ cursor }, options).then((r) => ({ ...r, items: r.prompts })));
+      const prompts = await allPages<Prompt>(client, 'prompts/list', 'prompts');
       for (const prompt of prompts) entries.push(this.#prompt(prompt));
     }
     const served = this.#config.pin ? await this.#pinned(entries) : entries;
@@ -148,7 +180,7 @@ export class McpFederation {
     return served;
   }
 
-  #connected(): Client {
+  #connected(): EntryUpstream {
     if (this.#client === null) throw new Error(`the MCP server "${this.#config.source}" is not connected`);
     return this.#client;
   }
@@ -158,15 +190,15 @@ export class McpFederation {
   }
 
   async #read(uri: string, context: EntryContext): Promise<ResourceContents[]> {
-    const read = await this.#connected().readResource({ uri }, { signal: context.signal, timeout: REQUEST_TIMEOUT_MS });
-    return this.#contents(read.contents as ResourceContents[]);
+    const read = await this.#connected().request('resources/read', { uri }, { signal: context.signal, timeoutMs: REQUEST_TIMEOUT_MS });
+    return this.#contents(Array.isArray(read.contents) ? (read.contents as ResourceContents[]) : []);
   }
 
   #completer(ref: { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string }): Complete {
     return async (name, value, context, others) => {
       const params = { ref, argument: { name, value }, ...(Object.keys(others).length > 0 && { context: { arguments: { ...others } } }) };
-      const answer = await this.#connected().complete(params, { signal: context.signal, timeout: REQUEST_TIMEOUT_MS });
-      return answer.completion;
+      const answer = await this.#connected().request('completion/complete', params, { signal: context.signal, timeoutMs: REQUEST_TIMEOUT_MS });
+      return isObject(answer.completion) && Array.isArray(answer.completion.values) ? (answer.completion as unknown as Completion) : { values: [] };
     };
   }
 
@@ -175,7 +207,8 @@ export class McpFederation {
     const source = this.#config.source;
     const uri = ownUri(source, resource.uri);
     const metadata = metadataOf(resource);
-    const subscribable = this.#client?.getServerCapabilities()?.resources?.subscribe === true;
+    const resources = this.#client?.capabilities.resources;
+    const subscribable = isObject(resources) && resources.subscribe === true;
     return {
       kind: 'resource',
       source: this.#config.label,
@@ -216,11 +249,13 @@ export class McpFederation {
       hash: entryHash('prompt', name, metadata, args),
       arguments: args,
       get: async (given, context) => {
-        const answer = await this.#connected().getPrompt(
+        const answer = await this.#connected().request(
+          'prompts/get',
           { name: prompt.name, arguments: { ...given } },
-          { signal: context.signal, timeout: REQUEST_TIMEOUT_MS },
+          { signal: context.signal, timeoutMs: REQUEST_TIMEOUT_MS },
         );
-        return { ...(answer.description !== undefined && { description: answer.description }), messages: answer.messages.map((m) => this.#message(m)) };
+        const messages = Array.isArray(answer.messages) ? (answer.messages as PromptMessage[]) : [];
+        return { ...(typeof answer.description === 'string' && { description: answer.description }), messages: messages.map((m) => this.#message(m)) };
       },
       complete: this.#completer({ type: 'ref/prompt', name: prompt.name }),
     };
@@ -251,8 +286,7 @@ export class McpFederation {
   async #subscribe(uri: string, on: boolean): Promise<void> {
     try {
       const client = this.#connected();
-      if (on) await client.subscribeResource({ uri }, { timeout: REQUEST_TIMEOUT_MS });
-      else await client.unsubscribeResource({ uri }, { timeout: REQUEST_TIMEOUT_MS });
+      await client.request(on ? 'resources/subscribe' : 'resources/unsubscribe', { uri }, { timeoutMs: REQUEST_TIMEOUT_MS });
     } catch (err) {
       this.#log.debug({ uri, err: err instanceof Error ? err.message : String(err) }, 'MCP subscription not relayed');
     }

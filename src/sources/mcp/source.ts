@@ -20,6 +20,7 @@ import type { McpSourceConfig } from './config.ts';
 import { toolResultOf, upstreamDefinition, type UpstreamDefinition } from './definitions.ts';
 import { McpUpstream } from './upstream.ts';
 import { McpFederation } from './federation.ts';
+import type { StatelessUpstream } from './stateless.ts';
 import { addCredentialHeaders } from '../upstream/credentials.ts';
 import { CallHealth } from '../upstream/health.ts';
 import { UpstreamGuard } from '../upstream/guard.ts';
@@ -63,7 +64,10 @@ export class McpSource {
       this.#log,
     );
     this.federation = new McpFederation(config, deps.registry.entries, deps.store, this.#log);
-    const listener = { listed: (tools: Tool[], client: Client | null) => this.#apply(tools, client), updated: (uri: string) => this.federation.onUpdated(uri) };
+    const listener = {
+      listed: (tools: Tool[], from: Client | StatelessUpstream) => this.#apply(tools, from),
+      updated: (uri: string) => this.federation.onUpdated(uri),
+    };
     this.upstream = new McpUpstream(config.server, this.#log, deps.version, listener, deps.http);
   }
 
@@ -97,12 +101,11 @@ export class McpSource {
   }
 
   /** The server's current lists become the source's tools and entries (after pin checks). */
-  async #apply(tools: readonly Tool[], client: Client | null): Promise<void> {
+  async #apply(tools: readonly Tool[], from: Client | StatelessUpstream): Promise<void> {
     await this.#applyTools(tools);
-    if (client !== null)
-      await this.federation
-        .apply(client, tools)
-        .catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP resources and prompts not read'));
+    await this.federation
+      .apply(from, tools)
+      .catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP resources and prompts not read'));
   }
 
   async #applyTools(tools: readonly Tool[]): Promise<void> {

@@ -38,7 +38,7 @@ const MAX_TOOL_PAGES = 100;
 /** What the source is told of its server. */
 export interface UpstreamListener {
   /** The tools, at each connection and whenever a list (tools, resources, prompts) changed; the rest is read through `client`. */
-  listed(tools: Tool[], client: Client | null): Promise<void>;
+  listed(tools: Tool[], from: Client | StatelessUpstream): Promise<void>;
   /** A resource subscribed to changed (the server's own URI). */
   updated(uri: string): void;
 }
@@ -229,7 +229,7 @@ export class McpUpstream {
     try {
       const tools = await stateless.listTools(MAX_TOOL_PAGES, CONNECT_TIMEOUT_MS);
       if (this.#stateless !== stateless) return;
-      await this.#listener.listed(tools, null);
+      await this.#listener.listed(tools, stateless);
       this.#state = 'up';
       this.#downReason = null;
       this.#upSince = Date.now();
