@@ -1,10 +1,13 @@
 // The comparison row for POST /mcp: the official TypeScript SDK's stateless Streamable HTTP server
 // as its documentation shows it (sessionIdGenerator undefined, a new McpServer and transport per
 // request), on plain node:http so no framework cost is added to it. Serves the same `echo` tool.
+// Answers as an SSE stream (the SDK's default), or as JSON with SDK_JSON=1 (`enableJsonResponse`).
 import { createServer } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
+
+const JSON_ANSWERS = process.env.SDK_JSON === '1';
 
 function buildServer(): McpServer {
   const server = new McpServer({ name: 'sdk-bench', version: '1.0.0' });
@@ -21,7 +24,7 @@ const http = createServer((req, res) => {
     return;
   }
   const server = buildServer();
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: JSON_ANSWERS });
   res.on('close', () => {
     void transport.close();
     void server.close();

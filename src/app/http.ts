@@ -8,6 +8,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { Closing, InvalidBody, JsonInputError, NotFound, Overloaded, sendProblem } from '../errors.ts';
+import { answerTooLarge } from '../plugins/body-limit.ts';
 import { parseJson } from '../json.ts';
 import { LazyChildLogger } from '../lazy-logger.ts';
 import type { Metrics } from '../metrics.ts';
@@ -54,6 +55,7 @@ export function createHttpServer(config: Config, logger: Logger, metrics: Metric
     const code = (error as { code?: string }).code;
     if (code === 'TP_STORE_UNAVAILABLE') metrics.storeError();
     else if (code === 'TP_RATE_LIMITED') metrics.rateLimited(request.caller?.id ?? '');
+    if ((error as { statusCode?: number }).statusCode === 413) return answerTooLarge(request, reply, () => sendProblem(request, reply, error));
     return sendProblem(request, reply, error);
   });
   let closing = false;

@@ -9,7 +9,6 @@ import type { Config } from '../config.ts';
 import { mcpApprovalOptions } from '../mcp/client-approval.ts';
 import { auditAdminPlugin } from '../plugins/audit-admin.ts';
 import { authPlugin } from '../plugins/auth.ts';
-import { bodyLimitPlugin } from '../plugins/body-limit.ts';
 import type { EventLoopGuard } from '../plugins/event-loop.ts';
 import { methodsPlugin } from '../plugins/methods.ts';
 import { openApiPlugin } from '../plugins/openapi.ts';
@@ -49,7 +48,6 @@ export interface RouteParts extends Services {
 export async function registerRoutes(app: FastifyInstance, parts: RouteParts): Promise<void> {
   const { config, version, keys, store, registry, provenance, toolsets, sources, dispatcher, tasks, results, policy } = parts;
   await app.register(methodsPlugin);
-  await app.register(bodyLimitPlugin);
   await app.register(routeAnswersPlugin);
   await app.register(authPlugin, { keys, tokens: parts.tokens, publicUrl: config.publicUrl, rateCounter: store.rateCounter });
   await app.register(toolsetPlugin, { toolsets });

@@ -1,11 +1,10 @@
 /**
- * 413 that clients receive (docs/formats.md): a client still sending its body when the server answers and
+ * 413s that clients receive (docs/formats.md): a client still sending its body when the server answers and
  * closes sees a reset (EPIPE/ECONNRESET), not the answer. So before a 413 goes out, the rest of the
  * body is read and discarded, up to a bound (bytes and time); past it the connection is closed anyway.
  */
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance } from 'fastify';
-import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const DISCARD_MAX_BYTES = 64 * 1024 * 1024;
 export const DISCARD_MAX_MS = 10_000;
@@ -38,16 +37,14 @@ function discardRest(request: IncomingMessage): Promise<boolean> {
   });
 }
 
-export const bodyLimitPlugin = fp(
-  async (app: FastifyInstance) => {
-    // Callback style: on every answer, a promise apiece would cost more than the check.
-    app.addHook('onSend', (request, reply, payload, done) => {
-      if (reply.statusCode !== 413 || request.raw.complete) return done(null, payload);
-      void discardRest(request.raw).then((complete) => {
-        if (!complete) reply.header('connection', 'close');
-        done(null, payload);
-      });
-    });
-  },
-  { name: 'toolport-body-limit' },
-);
+/**
+ * Sends a 413 problem once the rest of the body is read and dropped (past the bound: with
+ * `connection: close`). Called by the error handler, so no hook runs on the other answers.
+ */
+export function answerTooLarge(request: FastifyRequest, reply: FastifyReply, send: () => FastifyReply): FastifyReply | Promise<FastifyReply> {
+  if (request.raw.complete) return send();
+  return discardRest(request.raw).then((complete) => {
+    if (!complete) reply.header('connection', 'close');
+    return send();
+  });
+}

@@ -15,9 +15,16 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { PostAnswer, type AnswerSink, type StreamOptions } from './http-answer.ts';
 import { SseStream, type StreamSink } from './sse-stream.ts';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Dispatcher } from 'undici';
 import type { CallHeaders } from './call-headers.ts';
+
+/** A request sent past the SDK's Protocol (http-call.ts): its answer, on whichever stream it comes, goes to `answer`. */
+export interface PendingRequest {
+  answer(message: JSONRPCMessage): void;
+  /** The POST failed (no answer will come on it). */
+  failed(error: Error): void;
+}
 
 /** The SDK's reconnection defaults for a dropped stream. */
 const FIRST_RECONNECT_DELAY_MS = 1000;
@@ -28,6 +35,8 @@ const MAX_RECONNECTS = 2;
 type Body = Dispatcher.ResponseData['body'];
 
 const POST_HEADERS = { 'content-type': 'application/json' };
+const ACCEPT_BOTH = 'application/json, text/event-stream';
+const NOTHING = () => {};
 
 export class UndiciStreamableHttpTransport implements Transport {
   onclose?: () => void;
@@ -48,16 +57,23 @@ export class UndiciStreamableHttpTransport implements Transport {
   /** Streams being read, destroyed on close. */
   readonly #open = new Set<{ destroy(): void }>();
   readonly #timers = new Set<NodeJS.Timeout>();
+  /** Requests sent with `request()`, by JSON-RPC id; their answers do not go to the SDK Client. */
+  readonly #pending = new Map<string | number, PendingRequest>();
+  /** The POST headers while there is no session, no protocol version and no call's own headers. */
+  #postHeaders: Record<string, string> | null = null;
   /** What each POST's answer (http-answer.ts) does to this transport. */
   readonly #answers: AnswerSink = {
-    session: (id) => (this.sessionId = id),
+    session: (id) => {
+      this.sessionId = id;
+      this.#postHeaders = null;
+    },
     initialized: () => this.#openGetStream(undefined, { reconnectable: true }).catch((err: Error) => this.onerror?.(err)),
     stream: (open, options) => this.#sseReader(open, options),
-    message: (message) => this.onmessage?.(message),
+    message: (message) => this.#deliver(message),
   };
   /** What each SSE stream (sse-stream.ts) does to this transport. */
   readonly #streams: StreamSink = {
-    message: (message) => this.onmessage?.(message),
+    message: (message) => this.#deliver(message),
     error: (error) => this.onerror?.(error),
     retry: (ms) => (this.#retryMs = ms),
     ended: (stream, err) => this.#streamEnded(stream, err),
@@ -72,6 +88,50 @@ export class UndiciStreamableHttpTransport implements Transport {
     this.#callHeaders = callHeaders;
   }
 
+  /** An answer to a request of `request()` goes to it; everything else to the SDK Client. */
+  #deliver(message: JSONRPCMessage): void {
+    if (this.#pending.size > 0 && 'id' in message && message.id !== undefined && !('method' in message)) {
+      const pending = this.#pending.get(message.id);
+      if (pending !== undefined) {
+        this.#pending.delete(message.id);
+        pending.answer(message);
+        return;
+      }
+    }
+    this.onmessage?.(message);
+  }
+
+  /**
+   * Sends `message` as its own POST, its answer (JSON or SSE, resumed as any POST stream) handed to
+   * `pending` instead of the SDK Client; progress, the server's own requests and other messages of
+   * the answer still go to the Client. `forget(id)` drops it (cancelled).
+   */
+  request(message: JSONRPCRequest, pending: PendingRequest): void {
+    if (this.#closed) {
+      pending.failed(new Error('the transport is closed'));
+      return;
+    }
+    const id = message.id as string | number;
+    this.#pending.set(id, pending);
+    const call = this.#callHeaders?.of(message);
+    const headers =
+      call === undefined ? (this.#postHeaders ??= this.#requestHeaders(ACCEPT_BOTH, POST_HEADERS)) : this.#requestHeaders(ACCEPT_BOTH, POST_HEADERS, call);
+    const failed = (err: Error) => {
+      if (this.#pending.get(id) !== pending) return;
+      this.#pending.delete(id);
+      this.onerror?.(err);
+      pending.failed(err);
+    };
+    this.#agent.dispatch(
+      { origin: this.#origin, path: this.#path, method: 'POST', headers, body: JSON.stringify(message) },
+      new PostAnswer(this.#answers, message, call, NOTHING, failed),
+    );
+  }
+
+  forget(id: string | number): void {
+    this.#pending.delete(id);
+  }
+
   async start(): Promise<void> {
     if (this.#started) throw new Error('the transport is already started');
     this.#started = true;
@@ -79,6 +139,7 @@ export class UndiciStreamableHttpTransport implements Transport {
 
   setProtocolVersion(version: string): void {
     this.#protocolVersion = version;
+    this.#postHeaders = null;
   }
 
   get protocolVersion(): string | undefined {
@@ -102,7 +163,7 @@ export class UndiciStreamableHttpTransport implements Transport {
         return;
       }
       await new Promise<void>((resolve, reject) => {
-        const headers = this.#requestHeaders('application/json, text/event-stream', POST_HEADERS, call);
+        const headers = this.#requestHeaders(ACCEPT_BOTH, POST_HEADERS, call);
         this.#agent.dispatch(
           { origin: this.#origin, path: this.#path, method: 'POST', headers, body: JSON.stringify(message) },
           new PostAnswer(this.#answers, message, call, resolve, reject),
@@ -184,6 +245,9 @@ export class UndiciStreamableHttpTransport implements Transport {
     this.#timers.clear();
     for (const open of this.#open) open.destroy();
     this.#open.clear();
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const each of pending) each.failed(new Error('the connection closed'));
     this.onclose?.();
   }
 }

@@ -4,7 +4,8 @@
  * carrying the `_meta` envelope and the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers. No
  * session, no stream to keep open: each answer is read from its own response (JSON or SSE).
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { checkCallToolResult } from './call-result.ts';
 import type { Dispatcher } from 'undici';
 import { isObject } from '../../json.ts';
 import { UpstreamDown } from '../../errors.ts';
@@ -168,4 +169,24 @@ export async function callStatelessTool(
     params = { name, arguments: args, inputResponses: responses, ...(result.requestState !== undefined && { requestState: result.requestState }) };
   }
   throw new StatelessError(-32603, `the server kept asking after ${MAX_ROUNDS} rounds`);
+}
+
+/** tools/call of a stateless server as the handshake-era path answers it: a checked CallToolResult, the server's errors as McpError. */
+export async function callStateless(
+  upstream: StatelessUpstream,
+  name: string,
+  args: Record<string, unknown>,
+  options: { deadline: number; headers?: Record<string, string>; progress: Asker },
+): Promise<CallToolResult> {
+  try {
+    const timeoutMs = Math.max(1, options.deadline - Date.now()) + 1000;
+    const result = await callStatelessTool(upstream, name, args, {
+      timeoutMs,
+      asker: options.progress,
+      ...(options.headers !== undefined && { headers: options.headers }),
+    });
+    return checkCallToolResult(result);
+  } catch (err) {
+    throw err instanceof StatelessError ? new McpError(err.code, err.message) : err;
+  }
 }

@@ -24,10 +24,11 @@ import { Cancellation, type CancelListener } from '../../tools/context.ts';
 import type { ToolContext } from '../../tools/types.ts';
 import type { McpServerConfig } from './config.ts';
 import { UndiciStreamableHttpTransport } from './http-transport.ts';
+import { callToolOverHttp } from './http-call.ts';
 import { CallHeaders } from './call-headers.ts';
 import { ANY_RESULT, checkCallToolResult } from './call-result.ts';
 import { liveChildren, StdioTransport, trackChild } from './stdio-transport.ts';
-import { callStatelessTool, StatelessError, StatelessUpstream, type Asker } from './stateless.ts';
+import { callStateless, StatelessUpstream, type Asker } from './stateless.ts';
 import { ToolDefinitionError, UpstreamDown } from '../../errors.ts';
 
 export const FIRST_RESTART_DELAY_MS = 1000;
@@ -127,6 +128,10 @@ export class McpUpstream {
   /** Each call's own headers, found by the HTTP transport through the call's progress token. */
   readonly #callHeaders = new CallHeaders();
   #calls = 0;
+  /** Over HTTP: the connection's transport, for tools/call without the SDK's Protocol (http-call.ts). */
+  #lean: UndiciStreamableHttpTransport | null = null;
+  /** Tools the SDK Client must call itself: it checks their output schema, or they require tasks. */
+  #viaClient = new Set<string>();
 
   /** `http`: the connection pool for a server over HTTP. */
   constructor(config: McpServerConfig, log: Logger, version: string, listener: UpstreamListener, http: Dispatcher | null = null) {
@@ -187,6 +192,7 @@ export class McpUpstream {
       const tools = await this.#listTools(client);
       if (this.#client !== client) return;
       await this.#listener.listed(tools, client);
+      this.#lean = transport instanceof UndiciStreamableHttpTransport ? transport : null;
       this.#state = 'up';
       this.#downReason = null;
       this.#upSince = Date.now();
@@ -220,6 +226,7 @@ export class McpUpstream {
       cursor = listed.nextCursor;
       if (cursor === undefined) break;
     }
+    this.#viaClient = new Set(tools.filter((tool) => tool.outputSchema !== undefined || tool.execution?.taskSupport === 'required').map((tool) => tool.name));
     return tools;
   }
 
@@ -265,6 +272,7 @@ export class McpUpstream {
     if ((this.#client ?? this.#stateless) !== client || this.#state === 'closed') return;
     this.#client = null;
     this.#stateless = null;
+    this.#lean = null;
     if (this.#pid !== null) liveChildren.delete(this.#pid);
     this.#pid = null;
     // A server that stayed up longer than the longest delay starts its backoff over.
@@ -285,21 +293,24 @@ export class McpUpstream {
 
   /** Forwards one tools/call; the call's end sends notifications/cancelled upstream. */
   async callTool(name: string, args: Record<string, unknown>, options: UpstreamCallOptions): Promise<CallToolResult> {
-    if (this.#stateless !== null) return this.#callStateless(this.#stateless, name, args, options);
+    // A stateless server's calls: no session to lose, its questions relayed to the caller (stateless.ts).
+    if (this.#stateless !== null && this.#state === 'up') return callStateless(this.#stateless, name, args, options);
     const client = this.#client;
     if (client === null || this.#state !== 'up') throw new UpstreamDown(this.downReason ?? 'not connected');
     const progressToken = `toolport-${++this.#calls}`;
     this.#progress.set(progressToken, options.progress);
     if (options.headers !== undefined) this.#callHeaders.begin(progressToken, options.headers);
-    const signal = options.end instanceof Cancellation ? (new EndSignal(options.end) as unknown as AbortSignal) : options.end;
+    const lean = this.#lean !== null && !this.#viaClient.has(name) ? this.#lean : null;
+    const signal = lean !== null ? null : options.end instanceof Cancellation ? (new EndSignal(options.end) as unknown as AbortSignal) : options.end;
     try {
-      const result = await client.callTool({ name, arguments: args, _meta: { progressToken } }, ANY_RESULT, {
-        signal,
-        timeout: Math.max(1, options.deadline - Date.now()) + 1000,
-      });
+      const params = { name, arguments: args, _meta: { progressToken } };
+      const result =
+        signal === null
+          ? await callToolOverHttp(lean!, progressToken, params, options.end)
+          : await client.callTool(params, ANY_RESULT, { signal, timeout: Math.max(1, options.deadline - Date.now()) + 1000 });
       return checkCallToolResult(result);
     } catch (err) {
-      if (signal.aborted) throw err; // the dispatcher has answered already (deadline or cancel)
+      if (options.end instanceof Cancellation ? options.end.reason !== null : options.end.aborted) throw err; // the dispatcher has answered already (deadline or cancel)
       if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout) throw err;
       const reason = err instanceof Error ? err.message : String(err);
       // A broken HTTP connection does not close the client by itself: reconnect.
@@ -311,28 +322,13 @@ export class McpUpstream {
     }
   }
 
-  /** A stateless server's call: its questions are relayed to the caller, each answer a new request (no session to lose). */
-  async #callStateless(stateless: StatelessUpstream, name: string, args: Record<string, unknown>, options: UpstreamCallOptions): Promise<CallToolResult> {
-    if (this.#state !== 'up') throw new UpstreamDown(this.downReason ?? 'not connected');
-    try {
-      const timeoutMs = Math.max(1, options.deadline - Date.now()) + 1000;
-      const result = await callStatelessTool(stateless, name, args, {
-        timeoutMs,
-        asker: options.progress,
-        ...(options.headers !== undefined && { headers: options.headers }),
-      });
-      return checkCallToolResult(result);
-    } catch (err) {
-      throw err instanceof StatelessError ? new McpError(err.code, err.message) : err;
-    }
-  }
-
   /** Stops the server (a stdio child is ended, then killed) and any restart. */
   async close(): Promise<void> {
     this.#state = 'closed';
     if (this.#restartTimer !== null) clearTimeout(this.#restartTimer);
     const client = this.#client;
     this.#client = null;
+    this.#lean = null;
     const pid = this.#pid;
     if (pid !== null) {
       liveChildren.delete(pid);
