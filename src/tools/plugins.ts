@@ -56,7 +56,7 @@ export async function loadPlugin(registry: ToolRegistry, entry: string, cwd = pr
   const definitions = (Array.isArray(exported) ? exported : [exported]) as unknown[];
   await registry.withSource(entry, () =>
     definitions.forEach((d) =>
-      isEntryDefinition(d) ? registry.registerEntry(d) : isGuardrail(d) ? registry.registerGuardrail(d) : register(d as ToolDefinition),
+      isGuardrail(d) ? registry.registerGuardrail(d) : isEntryDefinition(d) ? registry.registerEntry(d) : register(d as ToolDefinition),
     ),
   );
 }

@@ -161,5 +161,9 @@ export interface PluginRegistry {
   registerGuardrail(definition: GuardrailDefinition): void;
 }
 
-type PluginDefinition = ToolDefinition | EntryDefinition | GuardrailDefinition;
-export type PluginExport = PluginDefinition | PluginDefinition[] | ((registry: PluginRegistry) => void | Promise<void>);
+export type PluginExport =
+  | ToolDefinition
+  | GuardrailDefinition
+  | EntryDefinition
+  | (ToolDefinition | GuardrailDefinition | EntryDefinition)[]
+  | ((registry: PluginRegistry) => void | Promise<void>);

@@ -281,3 +281,38 @@ describe('resources and prompts follow the access rules', () => {
     }
   });
 });
+
+describe('isolated handlers reach the client the same way (TOOL_ISOLATION=worker)', () => {
+  let app: FastifyInstance;
+  let url: URL;
+
+  beforeAll(async () => {
+    app = await makeApp('memory', { env: { TOOL_PLUGINS: FIXTURES, TOOL_ISOLATION: 'worker', WORKER_POOL_SIZE: '1' } });
+    url = new URL('/mcp', await app.listen({ port: 0, host: '127.0.0.1' }));
+  }, 60_000);
+
+  afterAll(() => app.close());
+
+  it('logs to the client and elicits from a worker, live in 2025-11-25 and by input_required in 2026-07-28', async () => {
+    const v1 = new ClientV1(INFO, { capabilities: { elicitation: {} } });
+    await v1.connect(new TransportV1(url));
+    const heard: string[] = [];
+    v1.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void heard.push(String((n.params.data as { message?: string }).message ?? n.params.data)),
+    );
+    v1.setRequestHandler(ElicitRequestSchema, () => ACCEPT);
+    const v2 = new ClientV2(INFO, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    v2.setRequestHandler('elicitation/create', () => ACCEPT);
+    await v2.connect(new TransportV2(url));
+    try {
+      await v1.setLoggingLevel('debug');
+      await v1.callTool({ name: 'test_tool_with_logging', arguments: {} });
+      expect(heard).toEqual(['Tool execution started', 'Tool processing data', 'Tool execution completed']);
+      expect(JSON.stringify((await v1.callTool({ name: 'test_elicitation', arguments: { message: 'From a worker?' } })).content)).toContain('ada@example.com');
+      expect(JSON.stringify((await v2.callTool({ name: 'test_elicitation', arguments: { message: 'Statelessly?' } })).content)).toContain('ada@example.com');
+    } finally {
+      await Promise.all([v1.close(), v2.close()]);
+    }
+  });
+});
