@@ -47,6 +47,7 @@ export interface McpTool {
   inputSchema: JsonSchema & { type: 'object' };
   outputSchema?: JsonSchema & { type: 'object' };
   annotations?: McpToolAnnotations;
+  _meta?: Readonly<Record<string, unknown>>;
 }
 
 function isCall(body: unknown): body is Record<string, unknown> {
@@ -113,6 +114,7 @@ export function renderMcpTool(tool: RegisteredTool): McpTool {
     // MCP output schemas describe an object; a tool whose value is another type has none.
     ...(tool.result?.type === 'object' && { outputSchema: tool.result as McpTool['inputSchema'] }),
     ...(Object.keys(annotations).length > 0 && { annotations }),
+    ...(tool.meta !== null && { _meta: tool.meta }),
   };
 }
 

@@ -57,6 +57,8 @@ export interface RegisteredTool {
   readonly takesSessionHandle: boolean;
   /** The credentials (TOOLS_FILE `credentials:`) a call needs from its user before it runs; empty: none. */
   readonly credentials: readonly string[];
+  /** MCP's `_meta` of the tool (an MCP App's `ui.resourceUri`); null: none. */
+  readonly meta: Readonly<Record<string, unknown>> | null;
   readonly hash: string;
   readonly source: string;
   readonly hints: SearchHints | null;
@@ -292,6 +294,7 @@ export class ToolRegistry implements PluginRegistry {
       maxContentChars: (max_content_chars as number | undefined) ?? null,
       takesSessionHandle,
       credentials: Object.freeze([...((credentials as string[] | undefined) ?? [])]),
+      meta: isObject(definition._meta) ? definition._meta : null,
       hash: definitionHash(name, description, parametersJson, resultJson),
       source,
       hints: options.hints ?? null,

@@ -150,6 +150,8 @@ export interface ToolDefinition<P = Record<string, unknown>, V = unknown> {
   isolation?: Isolation;
   /** Every call waits for a person's approval (docs/approvals.md): who may decide and for how long. */
   approval?: { approvers?: string[]; ttl_s?: number };
+  /** MCP's `_meta` of the tool, served as is in tools/list (an MCP App's `ui.resourceUri`). */
+  _meta?: Record<string, unknown>;
   /** Method syntax on purpose: a definition typed for its own params is still a ToolDefinition. */
   handler(params: P, context: ToolContext): HandlerReturn<V> | Promise<HandlerReturn<V>>;
 }

@@ -10,6 +10,7 @@ import { ToolFailure } from '../../tools/failure.ts';
 import type { Attachment, HandlerReturn, JsonSchema, ToolAnnotations, ToolDefinition } from '../../tools/types.ts';
 import type { McpSourceConfig } from './config.ts';
 import { toolNameFor } from '../names.ts';
+import { federatedMeta } from './federation.ts';
 
 const MAX_DESCRIPTION = 200;
 const MAX_SERVER_TEXT = 2000;
@@ -52,6 +53,8 @@ export function upstreamDefinition(tool: Tool, config: McpSourceConfig): Upstrea
     ...(override.idempotency !== undefined && { idempotency: override.idempotency }),
     ...(override.on_lost !== undefined && override.idempotency !== undefined && { on_lost: override.on_lost }),
     ...(override.timeout_ms !== undefined && { timeout_ms: override.timeout_ms }),
+    // An MCP App's interface link points into toolport's namespace, where its resource is served.
+    ...(tool._meta !== undefined && { _meta: federatedMeta(tool._meta, config.source) }),
   };
 }
 

@@ -5,6 +5,7 @@
  * its calls answer tool_changed until an admin accepts the change (on any replica: while a change
  * is pending, the pins are read again every second).
  */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
@@ -18,6 +19,8 @@ import type { UpstreamStatus } from '../types.ts';
 import type { McpSourceConfig } from './config.ts';
 import { toolResultOf, upstreamDefinition, type UpstreamDefinition } from './definitions.ts';
 import { McpUpstream } from './upstream.ts';
+import { McpFederation } from './federation.ts';
+import type { StatelessUpstream } from './stateless.ts';
 import { addCredentialHeaders } from '../upstream/credentials.ts';
 import { CallHealth } from '../upstream/health.ts';
 import { UpstreamGuard } from '../upstream/guard.ts';
@@ -38,6 +41,8 @@ export interface McpSourceDeps {
 export class McpSource {
   readonly config: McpSourceConfig;
   readonly upstream: McpUpstream;
+  /** The server's resources, templates and prompts in the catalog. */
+  readonly federation: McpFederation;
   readonly #deps: McpSourceDeps;
   readonly #log: Logger;
   /** Pinned tools whose upstream definition is waiting for an admin: name → the upstream's hash. */
@@ -58,7 +63,12 @@ export class McpSource {
       this.#calls,
       this.#log,
     );
-    this.upstream = new McpUpstream(config.server, this.#log, deps.version, (tools) => this.#apply(tools), deps.http);
+    this.federation = new McpFederation(config, deps.registry.entries, deps.store, this.#log);
+    const listener = {
+      listed: (tools: Tool[], from: Client | StatelessUpstream) => this.#apply(tools, from),
+      updated: (uri: string) => this.federation.onUpdated(uri),
+    };
+    this.upstream = new McpUpstream(config.server, this.#log, deps.version, listener, deps.http);
   }
 
   /** The registry's name for this source's tools (named in clash errors). */
@@ -75,7 +85,7 @@ export class McpSource {
       up: this.upstream.up,
       reason: next === null ? this.upstream.downReason : `${this.upstream.downReason} (${again} in ${next} s)`,
       calls: this.#calls.view(),
-      pending: this.#pending.size,
+      pending: this.#pending.size + this.federation.pending.size,
       guards: [this.#guard.view()],
     };
   }
@@ -90,8 +100,15 @@ export class McpSource {
     await this.upstream.close();
   }
 
-  /** The server's current list becomes the source's tools (after pin checks). */
-  async #apply(tools: readonly Tool[]): Promise<void> {
+  /** The server's current lists become the source's tools and entries (after pin checks). */
+  async #apply(tools: readonly Tool[], from: Client | StatelessUpstream): Promise<void> {
+    await this.#applyTools(tools);
+    await this.federation
+      .apply(from, tools)
+      .catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP resources and prompts not read'));
+  }
+
+  async #applyTools(tools: readonly Tool[]): Promise<void> {
     const { registry, provenance } = this.#deps;
     const offered: { definition: ToolDefinition; checked: RegisteredTool; upstreamName: string }[] = [];
     for (const tool of tools) {

@@ -161,3 +161,21 @@ export class StdioTransport implements Transport {
     }
   }
 }
+
+/** Children still alive, killed if the service exits without closing them (a crash, process.exit). */
+export const liveChildren = new Set<number>();
+let exitHookInstalled = false;
+export function trackChild(pid: number): void {
+  liveChildren.add(pid);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const child of liveChildren) {
+      try {
+        process.kill(child, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+}

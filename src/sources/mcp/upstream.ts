@@ -11,6 +11,9 @@ import {
   ErrorCode,
   McpError,
   ProgressNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type Tool,
@@ -24,13 +27,22 @@ import { UndiciStreamableHttpTransport } from './http-transport.ts';
 import { callToolOverHttp } from './http-call.ts';
 import { CallHeaders } from './call-headers.ts';
 import { ANY_RESULT, checkCallToolResult } from './call-result.ts';
-import { StdioTransport } from './stdio-transport.ts';
+import { liveChildren, StdioTransport, trackChild } from './stdio-transport.ts';
+import { callStateless, StatelessUpstream, type Asker } from './stateless.ts';
 import { ToolDefinitionError, UpstreamDown } from '../../errors.ts';
 
 export const FIRST_RESTART_DELAY_MS = 1000;
 export const MAX_RESTART_DELAY_MS = 60_000;
 const CONNECT_TIMEOUT_MS = 30_000;
 const MAX_TOOL_PAGES = 100;
+
+/** What the source is told of its server. */
+export interface UpstreamListener {
+  /** The tools, at each connection and whenever a list (tools, resources, prompts) changed; the rest is read through `client`. */
+  listed(tools: Tool[], from: Client | StatelessUpstream): Promise<void>;
+  /** A resource subscribed to changed (the server's own URI). */
+  updated(uri: string): void;
+}
 
 /** Told of the server's progress reports: the call's context. */
 type ProgressListener = Pick<ToolContext, 'progress'>;
@@ -40,8 +52,8 @@ export interface UpstreamCallOptions {
   end: Cancellation | AbortSignal;
   /** Epoch ms: the call's deadline (the request timeout is set a little after it; the signal fires first). */
   deadline: number;
-  /** Told of the server's progress reports (the call's context). */
-  progress: ProgressListener;
+  /** Told of the server's progress reports, and asked its questions (the call's context). */
+  progress: ProgressListener & Asker;
   /** Headers of this call only (the calling user's credentials), for a server over HTTP. */
   headers?: Record<string, string>;
 }
@@ -88,32 +100,16 @@ class EndSignal implements CancelListener {
   }
 }
 
-/** Children still alive, killed if the service exits without closing them (a crash, process.exit). */
-const liveChildren = new Set<number>();
-let exitHookInstalled = false;
-function trackChild(pid: number): void {
-  liveChildren.add(pid);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const child of liveChildren) {
-      try {
-        process.kill(child, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  });
-}
-
 export class McpUpstream {
   readonly #config: McpServerConfig;
   readonly #log: Logger;
   readonly #clientInfo: { name: string; version: string };
-  readonly #onTools: (tools: Tool[]) => Promise<void>;
+  readonly #listener: UpstreamListener;
   readonly #http: Dispatcher | null;
   /** The connection being made or in use; replaced on each (re)connection. */
   #client: Client | null = null;
+  /** A 2026-07-28 server spoken to statelessly (it answered `server/discover`); null: the handshake era. */
+  #stateless: StatelessUpstream | null = null;
   #pid: number | null = null;
   #state: 'starting' | 'up' | 'down' | 'closed' = 'starting';
   #downReason: string | null = null;
@@ -138,12 +134,12 @@ export class McpUpstream {
   #viaClient = new Set<string>();
 
   /** `http`: the connection pool for a server over HTTP. */
-  constructor(config: McpServerConfig, log: Logger, version: string, onTools: (tools: Tool[]) => Promise<void>, http: Dispatcher | null = null) {
+  constructor(config: McpServerConfig, log: Logger, version: string, listener: UpstreamListener, http: Dispatcher | null = null) {
     this.#config = config;
     this.#http = http;
     this.#log = log;
     this.#clientInfo = { name: 'toolport', version };
-    this.#onTools = onTools;
+    this.#listener = listener;
   }
 
   get up(): boolean {
@@ -174,11 +170,18 @@ export class McpUpstream {
   async #connect(first = false): Promise<void> {
     this.#restartTimer = null;
     if (this.#state === 'closed') return;
+    const config = this.#config;
+    if (config.kind === 'http' && this.#http !== null) {
+      const stateless = new StatelessUpstream(new URL(config.url), this.#http, config.headers);
+      if (await stateless.discover()) return this.#connectStateless(stateless, first);
+    }
     const client = new Client(this.#clientInfo, { capabilities: {} });
     this.#client = client;
     client.onclose = () => this.#lost(client, 'the connection closed');
     client.onerror = (err) => this.#log.debug({ err: err.message }, 'MCP transport error');
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refresh());
+    for (const changed of [ToolListChangedNotificationSchema, ResourceListChangedNotificationSchema, PromptListChangedNotificationSchema])
+      client.setNotificationHandler(changed, () => this.refresh());
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, ({ params }) => this.#listener.updated(params.uri));
     client.setNotificationHandler(ProgressNotificationSchema, ({ params }) =>
       this.#progress.get(String(params.progressToken))?.progress(params.progress, params.total),
     );
@@ -188,7 +191,7 @@ export class McpUpstream {
       if (transport instanceof StdioTransport && transport.pid !== null) trackChild((this.#pid = transport.pid));
       const tools = await this.#listTools(client);
       if (this.#client !== client) return;
-      await this.#onTools(tools);
+      await this.#listener.listed(tools, client);
       this.#lean = transport instanceof UndiciStreamableHttpTransport ? transport : null;
       this.#state = 'up';
       this.#downReason = null;
@@ -227,14 +230,36 @@ export class McpUpstream {
     return tools;
   }
 
+  /** A server that answered `server/discover`: its tools listed statelessly, its calls each a request of their own. */
+  async #connectStateless(stateless: StatelessUpstream, first: boolean): Promise<void> {
+    this.#stateless = stateless;
+    try {
+      const tools = await stateless.listTools(MAX_TOOL_PAGES, CONNECT_TIMEOUT_MS);
+      if (this.#stateless !== stateless) return;
+      await this.#listener.listed(tools, stateless);
+      this.#state = 'up';
+      this.#downReason = null;
+      this.#upSince = Date.now();
+      this.#log.debug({ tools: tools.length }, 'MCP server (2026-07-28, stateless) reached');
+    } catch (err) {
+      if (first && err instanceof ToolDefinitionError) {
+        await this.close();
+        throw err;
+      }
+      this.#lost(stateless, err instanceof Error ? err.message : String(err));
+    }
+  }
+
   /** Reads the tool list again (on list_changed, or when a pin was accepted); refreshes run one at a time. */
   refresh(): Promise<void> {
     const client = this.#client;
+    const stateless = this.#stateless;
+    if (stateless !== null) return (this.#refreshing = this.#refreshing.then(() => this.#connectStateless(stateless, false)));
     this.#refreshing = this.#refreshing.then(async () => {
       if (client === null || this.#client !== client || this.#state !== 'up') return;
       try {
         const tools = await this.#listTools(client);
-        if (this.#client === client) await this.#onTools(tools);
+        if (this.#client === client) await this.#listener.listed(tools, client);
       } catch (err) {
         this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'MCP tool list not refreshed');
       }
@@ -243,9 +268,10 @@ export class McpUpstream {
   }
 
   /** The connection `client` is gone or failed: the server is down until the restart after the backoff. */
-  #lost(client: Client, reason: string): void {
-    if (this.#client !== client || this.#state === 'closed') return;
+  #lost(client: Client | StatelessUpstream, reason: string): void {
+    if ((this.#client ?? this.#stateless) !== client || this.#state === 'closed') return;
     this.#client = null;
+    this.#stateless = null;
     this.#lean = null;
     if (this.#pid !== null) liveChildren.delete(this.#pid);
     this.#pid = null;
@@ -256,8 +282,10 @@ export class McpUpstream {
     const delay = this.#delayMs;
     this.#delayMs = Math.min(this.#delayMs * 2, MAX_RESTART_DELAY_MS);
     this.#log.warn({ reason: this.#downReason, retryInMs: delay }, 'MCP server is down');
-    client.onclose = undefined;
-    client.close().catch(() => {});
+    if (client instanceof Client) {
+      client.onclose = undefined;
+      client.close().catch(() => {});
+    }
     this.#nextAttemptAt = Date.now() + delay;
     this.#restartTimer = setTimeout(() => void this.#connect(), delay);
     this.#restartTimer.unref();
@@ -265,6 +293,8 @@ export class McpUpstream {
 
   /** Forwards one tools/call; the call's end sends notifications/cancelled upstream. */
   async callTool(name: string, args: Record<string, unknown>, options: UpstreamCallOptions): Promise<CallToolResult> {
+    // A stateless server's calls: no session to lose, its questions relayed to the caller (stateless.ts).
+    if (this.#stateless !== null && this.#state === 'up') return callStateless(this.#stateless, name, args, options);
     const client = this.#client;
     if (client === null || this.#state !== 'up') throw new UpstreamDown(this.downReason ?? 'not connected');
     const progressToken = `toolport-${++this.#calls}`;
