@@ -1,5 +1,5 @@
 /**
- * The §2 tool options a tools file may set for forwarded tools — on an HTTP tool, on a whole
+ * The tool options (docs/plugins.md) a tools file may set for forwarded tools — on an HTTP tool, on a whole
  * OpenAPI or MCP source, and per tool under a source's `tools:` — checked here for shape; the
  * registry checks their values as for any plugin's tool.
  */

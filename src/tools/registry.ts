@@ -11,7 +11,8 @@ import type { IdempotencyConfig, JsonSchema, PluginRegistry, Resources, ToolAnno
 import { SchemaCompileError, ToolDefinitionError } from '../errors.ts';
 import { checkAnnotations, checkIdempotency, fail, type NormalizedIdempotency } from './definition-checks.ts';
 import { EntryCatalog } from './entries.ts';
-import { entryOf, type EntryDefinition } from './entry-definitions.ts';
+import type { EntryDefinition } from './entry-definitions.ts';
+import { entryOf } from './entry-of.ts';
 import type { GuardrailDefinition } from './guardrail.ts';
 
 export type { NormalizedIdempotency } from './definition-checks.ts';
