@@ -13,7 +13,15 @@ import { failure, invocationResult, type CallIdentity, type InvocationResult } f
 import type { Next, PipelineCall, Stage } from '../tools/pipeline/index.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { SessionHandle } from '../tools/types.ts';
-import type { BeginOutcome, BeginRequest, EffectLedger, EntryLabels, ToolEffect, UnknownEffect } from '../store/ledger.ts';
+import {
+  effectRecord,
+  type BeginOutcome,
+  type BeginRequest,
+  type EffectLedger,
+  type EntryLabels,
+  type ToolEffect,
+  type UnknownEffect,
+} from '../store/ledger.ts';
 import { derivedKeyPart, runScopeName, scopeName } from './key.ts';
 import type { Metrics } from '../metrics.ts';
 import { withSpan } from '../tracing/index.ts';
@@ -238,7 +246,13 @@ export class LedgerGuard implements Stage {
       await this.#abort(log, key, token);
       return this.#keyed(result, key);
     }
-    const effect = this.#effectOf(call.tool, key, labels, result, ttlS, entry.effectId);
+    const effect = effectRecord(
+      entry.effectId,
+      key,
+      { tool: call.tool.name, paramsHash: labels.paramsHash, toolHash: result.tool_hash ?? call.tool.hash },
+      result,
+      ttlS,
+    );
     try {
       if (!(await withSpan('ledger complete', { 'toolport.tool': call.tool.name }, () => this.#ledger.complete(labels, token, effect, ttlS, true)))) {
         log.warn({ idempotencyKey: key }, 'ledger lease lapsed while the handler ran: its result was not recorded');
@@ -250,23 +264,6 @@ export class LedgerGuard implements Stage {
     }
     result.effect_id = effect.effect_id;
     return this.#keyed(result, key);
-  }
-
-  #effectOf(tool: RegisteredTool, key: string, labels: EntryLabels, result: InvocationResult, ttlS: number | null, effectId: string): ToolEffect {
-    const now = Date.now();
-    return {
-      effect_id: effectId,
-      idempotency_key: key,
-      tool_name: tool.name,
-      params_hash: labels.paramsHash,
-      result_message: result.message,
-      result_value: result.value,
-      result_success: true,
-      created_at: new Date(now).toISOString(),
-      expires_at: ttlS === null ? null : new Date(now + ttlS * 1000).toISOString(),
-      exclude_value_from_context: result.exclude_value_from_context,
-      tool_hash: result.tool_hash ?? tool.hash,
-    };
   }
 
   #replay(identity: CallIdentity, effect: ToolEffect): InvocationResult {

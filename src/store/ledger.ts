@@ -88,6 +88,30 @@ export type ToolRecordInfo = (tool: string) => { hash: string; ttlS: number | nu
 /** An admin's word on an unknown outcome: it ran (and this is what it answered), or it did not. */
 export type Resolution = { outcome: 'ran'; result: ResolvedResult; toolInfo: ToolRecordInfo } | { outcome: 'not_ran' };
 
+/** A success as the ledger records it, under `effectId`, kept `ttlS` seconds (null: until resolved away). */
+export function effectRecord(
+  effectId: string,
+  key: string,
+  entry: { tool: string; paramsHash: string; toolHash: string },
+  result: ResolvedResult,
+  ttlS: number | null,
+): ToolEffect {
+  const now = Date.now();
+  return {
+    effect_id: effectId,
+    idempotency_key: key,
+    tool_name: entry.tool,
+    params_hash: entry.paramsHash,
+    result_message: result.message,
+    result_value: result.value,
+    result_success: true,
+    created_at: new Date(now).toISOString(),
+    expires_at: ttlS === null ? null : new Date(now + ttlS * 1000).toISOString(),
+    exclude_value_from_context: result.exclude_value_from_context,
+    tool_hash: entry.toolHash,
+  };
+}
+
 /** The record of a lost run an admin says ran: under the lost run's effect id, so a replay names it. */
 export function resolvedEffect(
   key: string,
@@ -95,22 +119,8 @@ export function resolvedEffect(
   result: ResolvedResult,
   toolInfo: ToolRecordInfo,
 ): { effect: ToolEffect; ttlS: number | null } {
-  const now = Date.now();
   const { hash, ttlS } = toolInfo(lost.tool);
-  const effect: ToolEffect = {
-    effect_id: lost.effectId,
-    idempotency_key: key,
-    tool_name: lost.tool,
-    params_hash: lost.paramsHash,
-    result_message: result.message,
-    result_value: result.value,
-    result_success: true,
-    created_at: new Date(now).toISOString(),
-    expires_at: ttlS === null ? null : new Date(now + ttlS * 1000).toISOString(),
-    exclude_value_from_context: result.exclude_value_from_context,
-    tool_hash: hash,
-  };
-  return { effect, ttlS };
+  return { effect: effectRecord(lost.effectId, key, { tool: lost.tool, paramsHash: lost.paramsHash, toolHash: hash }, result, ttlS), ttlS };
 }
 
 export interface EffectLedger {
