@@ -36,11 +36,13 @@ class Kept implements StoredAuditEntry {
 }
 
 export class MemoryAuditLog implements AuditLog {
+  /** The entries from index #from on; those before it are dropped, and spliced away in bulk (not on every append). */
   readonly #entries: Kept[] = [];
+  #from = 0;
   readonly #ttlMs: number;
   readonly #max: number;
   #seq = 0;
-  /** How many entries from the oldest are linked, and the hash of the last of them. */
+  /** The index up to which entries are linked, and the hash of the last of them. */
   #linked = 0;
   #head = '';
 
@@ -53,12 +55,17 @@ export class MemoryAuditLog implements AuditLog {
     const at = Date.now();
     const added = bodies.map((body) => new Kept(++this.#seq, at, body));
     for (const entry of added) this.#entries.push(entry);
-    let expired = Math.max(0, this.#entries.length - this.#max);
+    let expired = Math.max(this.#from, this.#entries.length - this.#max);
     while (expired < this.#entries.length && this.#entries[expired]!.at <= at - this.#ttlMs) expired++;
-    if (expired > 0) {
+    if (expired > this.#from) {
       this.#linkUpTo(expired); // the chain goes on from the last dropped entry
-      this.#entries.splice(0, expired);
-      this.#linked -= expired;
+      this.#from = expired;
+      // Once as many are dropped as kept: moving the kept ones costs each append O(1) on average.
+      if (this.#from >= this.#entries.length - this.#from) {
+        this.#entries.splice(0, this.#from);
+        this.#linked -= this.#from;
+        this.#from = 0;
+      }
     }
     if (linked) this.#linkUpTo(this.#entries.length);
     return added;
@@ -71,15 +78,16 @@ export class MemoryAuditLog implements AuditLog {
   async newest(before: number | null, limit: number): Promise<StoredAuditEntry[]> {
     const found: StoredAuditEntry[] = [];
     let i = this.#entries.length - 1;
-    while (i >= 0 && before !== null && this.#entries[i]!.seq >= before) i--;
+    while (i >= this.#from && before !== null && this.#entries[i]!.seq >= before) i--;
     this.#linkUpTo(i + 1);
-    for (; i >= 0 && found.length < limit; i--) found.push(this.#entries[i]!);
+    for (; i >= this.#from && found.length < limit; i--) found.push(this.#entries[i]!);
     return found;
   }
 
   async oldest(after: number, limit: number): Promise<StoredAuditEntry[]> {
-    const start = this.#entries.findIndex((entry) => entry.seq > after);
-    if (start === -1) return [];
+    let start = this.#from;
+    while (start < this.#entries.length && this.#entries[start]!.seq <= after) start++;
+    if (start === this.#entries.length) return [];
     const end = Math.min(this.#entries.length, start + limit);
     this.#linkUpTo(end);
     return this.#entries.slice(start, end);
