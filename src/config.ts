@@ -189,10 +189,7 @@ function redisHa(env: Env, url: string | null, cluster: unknown): RedisHa {
 /** BUILTINS: comma-separated groups, or `all` (the default) or `none` alone. */
 function builtinGroups(env: Env): ReadonlySet<BuiltinGroup> {
   const raw = text(env, 'BUILTINS') ?? 'all';
-  const names = raw
-    .split(',')
-    .map((s) => s.trim().toLowerCase())
-    .filter((s) => s !== '');
+  const names = items(raw.toLowerCase());
   if (names.length === 1 && names[0] === 'all') return new Set(BUILTIN_GROUPS);
   if (names.length === 1 && names[0] === 'none') return new Set<BuiltinGroup>();
   const unknown = names.filter((name) => !(BUILTIN_GROUPS as readonly string[]).includes(name));
@@ -223,11 +220,16 @@ function httpUrl(env: Env, name: string): string | null {
   return raw;
 }
 
-function commaList(env: Env, name: string): string[] {
-  return (text(env, name) ?? '')
+/** The non-empty, trimmed items of a comma-separated value. */
+function items(raw: string): string[] {
+  return raw
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
+}
+
+function commaList(env: Env, name: string): string[] {
+  return items(text(env, name) ?? '');
 }
 
 /** `scheme://host[:port]` as browsers send it in Origin (lower case, default port dropped). */
@@ -261,10 +263,7 @@ const set = (env: Env, name: string) => (env[name] ?? '').trim() !== '';
  */
 export function tracingWanted(env: Env): boolean {
   if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false;
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
+  const exporters = commaList(env, 'OTEL_TRACES_EXPORTER');
   if (exporters.includes('none')) return false;
   return exporters.length > 0 || set(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') || set(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
 }
