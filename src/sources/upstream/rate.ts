@@ -25,20 +25,20 @@ class Bucket {
 export class RateLimit {
   readonly perMin: number;
   readonly #perMs: number;
-  readonly #shared: Bucket | null;
+  /** The one bucket when the rate is not per caller, made by the first call with that call's clock. */
+  #shared: Bucket | null = null;
   readonly #callers: Map<string, Bucket> | null;
 
   /** `perMin`: the rate of the bucket; `perCaller`: one bucket per caller instead of one for all. */
   constructor(perMin: number, perCaller: boolean) {
     this.perMin = perMin;
     this.#perMs = perMin / 60_000;
-    this.#shared = perCaller ? null : new Bucket(perMin, Date.now());
     this.#callers = perCaller ? new Map() : null;
   }
 
   /** Takes one call's token: 0 when taken, else the seconds until one is there (nothing taken). */
   take(caller: string, now: number): number {
-    const bucket = this.#shared ?? this.#callerBucket(caller, now);
+    const bucket = this.#callers === null ? (this.#shared ??= new Bucket(this.perMin, now)) : this.#callerBucket(caller, now);
     bucket.refill(this.perMin, this.#perMs, now);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
@@ -49,7 +49,7 @@ export class RateLimit {
 
   /** Gives back a token taken for a call that was refused by a later guard (it never reached the upstream). */
   giveBack(caller: string): void {
-    const bucket = this.#shared ?? this.#callers!.get(caller);
+    const bucket = this.#callers === null ? (this.#shared ?? undefined) : this.#callers.get(caller);
     if (bucket !== undefined) bucket.tokens = Math.min(this.perMin, bucket.tokens + 1);
   }
 
