@@ -7,12 +7,11 @@
  * Redis when there is one (all replicas).
  */
 import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiKeys, type Caller } from '../callers/keys.ts';
 import { looksLikeJwt, type TokenVerifier } from '../callers/tokens.ts';
 import { Forbidden, InsufficientScope, RateLimited, TokenRefused, Unauthorized } from '../errors.ts';
-import { LazyChildLogger, type ParentLogger } from '../lazy-logger.ts';
 import type { RateCounter } from '../store/index.ts';
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz', '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']);
@@ -136,7 +135,7 @@ export const authPlugin = fp(
         reply.header('www-authenticate', bearerChallenge(request, publicUrl, undefined, challengeScopes));
         throw err;
       }
-      request.log = new LazyChildLogger(request.log as unknown as ParentLogger, { caller: request.caller.id }, {}) as unknown as FastifyBaseLogger;
+      request.log = request.log.child({ caller: request.caller.id });
       if (request.routeOptions.config.admin === true && !request.caller.admin) {
         throw new Forbidden(
           request.caller.user === null
