@@ -28,7 +28,7 @@ import type { AuditTrail } from './audit/trail.ts';
 import type { WorkerPool } from './tools/isolation/pool.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import type { Toolsets } from './toolsets/index.ts';
-import { flushTracing, traceLogFields } from './tracing/index.ts';
+import { startTracing, type Tracer } from './tracing/index.ts';
 
 export const VERSION = '0.1.0';
 
@@ -37,20 +37,20 @@ export interface AppOptions extends ServiceOptions {
   logger?: Logger;
 }
 
-/** The root logger; when tracing, every line written inside a traced request carries `trace_id` and `span_id`. */
-export function createLogger(config: Config, destination?: DestinationStream): Logger {
+/** The root logger; given a tracer, every line written inside a traced request carries `trace_id` and `span_id`. */
+export function createLogger(config: Config, destination?: DestinationStream, tracer: Tracer | null = null): Logger {
   const options = {
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', '*.key', '*.secret'], censor: '[redacted]' },
-    ...(config.tracing && { mixin: traceLogFields }),
+    ...(tracer !== null && { mixin: () => tracer.logFields() }),
   };
   return destination === undefined ? pino(options) : pino(options, destination);
 }
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
-  const logger = options.logger ?? createLogger(config);
+  const logger = options.logger ?? createLogger(config, undefined, config.tracing ? await startTracing(VERSION) : null);
   const services = await openServices(config, options, logger, VERSION);
-  const { tracing, keys, store, registry, results, sources, vault, metrics, policy, toolsets, provenance } = services;
+  const { tracing, tracer, keys, store, registry, results, sources, vault, metrics, policy, toolsets, provenance } = services;
   // Event-loop lag: measured always (a metric), refusing new calls past MAX_EVENT_LOOP_DELAY_MS.
   const loop = new EventLoopGuard(config.maxEventLoopDelayMs);
   metrics.watchEventLoop(() => loop.lagMs);
@@ -70,15 +70,15 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await store.close();
   });
   if (tracing !== null) {
-    app.addHook('onClose', flushTracing);
+    app.addHook('onClose', () => tracing.flush());
     await app.register(requestTracingPlugin, { tracer: tracing });
   }
   // The call pipeline (src/tools/pipeline/): the stages built above tools/ are handed in here.
-  const sessions = new StagedSessionRunner(store, config.maxContentChars, metrics);
+  const sessions = new StagedSessionRunner(store, config.maxContentChars, tracer, metrics);
   const dispatcher = new Dispatcher({
     registry,
     store,
-    ledger: new LedgerGuard(store.ledger, config.ledgerLeaseMs, config.maxContentChars, (id, owner) => sessions.view(id, owner), metrics),
+    ledger: new LedgerGuard(store.ledger, config.ledgerLeaseMs, config.maxContentChars, (id, owner) => sessions.view(id, owner), tracer, metrics),
     session: sessions,
     defaultTimeoutMs: config.defaultTimeoutMs,
     maxContentChars: config.maxContentChars,
@@ -103,6 +103,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     maxAttempts: config.taskMaxAttempts,
     concurrency: config.taskConcurrency,
     log: logger,
+    tracer,
     metrics,
   });
   // Hear the other replicas' task signals before answering (bounded: a store that is down answers 503 meanwhile).

@@ -99,8 +99,16 @@ export class Metrics {
     'Approval steps (docs/approvals.md) by outcome: requested, approved, denied, expired, executed, replayed',
     'outcome',
   );
-  readonly #rateLimited = this.#counter('toolport_rate_limited_total', 'Requests answered 429 because the API key passed its rate_per_min, by caller', 'caller');
-  readonly #guardrailDenials = this.#counter('toolport_guardrail_denials_total', 'Calls refused by a guardrail (docs/guardrails.md), by guardrail', 'guardrail');
+  readonly #rateLimited = this.#counter(
+    'toolport_rate_limited_total',
+    'Requests answered 429 because the API key passed its rate_per_min, by caller',
+    'caller',
+  );
+  readonly #guardrailDenials = this.#counter(
+    'toolport_guardrail_denials_total',
+    'Calls refused by a guardrail (docs/guardrails.md), by guardrail',
+    'guardrail',
+  );
   readonly #overloaded = this.#counter('toolport_overloaded_total', 'New calls answered 503 because the event loop lagged past MAX_EVENT_LOOP_DELAY_MS');
 
   #eventLoopLagMs: () => number = () => 0;

@@ -1,8 +1,8 @@
 /** The process: read the configuration, build the app, listen, and close with grace on SIGTERM/SIGINT. */
 import closeWithGrace from 'close-with-grace';
-import { buildApp, createLogger } from './app.ts';
+import { buildApp, createLogger, VERSION } from './app.ts';
 import { loadConfig, type Config } from './config.ts';
-import { stopTracing } from './tracing/index.ts';
+import { startTracing, stopTracing } from './tracing/index.ts';
 import { ConfigError, PluginLoadError, ToolDefinitionError, ToolsFileError } from './errors.ts';
 
 async function main(): Promise<void> {
@@ -14,7 +14,8 @@ async function main(): Promise<void> {
     process.stderr.write(`toolport: bad configuration: ${err.message}\n`);
     process.exit(1);
   }
-  const log = createLogger(config);
+  // Started before the logger, whose lines then carry the trace; buildApp gets the same process-wide SDK.
+  const log = createLogger(config, undefined, config.tracing ? await startTracing(VERSION) : null);
   let app;
   try {
     app = await buildApp(config, { logger: log });

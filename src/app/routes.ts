@@ -1,7 +1,8 @@
 /**
  * The HTTP surface, in the order it must be registered: the plugins every route relies on (405s first,
  * so it sees every route after it; then body limits, the shared answers, callers, the toolset, the
- * OpenAPI document), then one module per resource.
+ * OpenAPI document), then one module per resource. Each module gets what it uses as options and
+ * registers only its own routes (listed in ROUTES).
  */
 import type { FastifyInstance } from 'fastify';
 import type { CallFeed } from '../calls/feed.ts';
@@ -18,6 +19,7 @@ import { approvalRoutes } from '../routes/approvals.ts';
 import { auditRoutes } from '../routes/audit.ts';
 import { callRoutes } from '../routes/calls.ts';
 import { callerRoutes } from '../routes/caller.ts';
+import { connectLinkRoutes } from '../routes/connect-link.ts';
 import { connectionRoutes } from '../routes/connections.ts';
 import { consoleRoutes } from '../routes/console.ts';
 import { healthRoutes } from '../routes/health.ts';
@@ -31,11 +33,59 @@ import { resourceMetadataRoutes } from '../routes/resource-metadata.ts';
 import { resultRoutes } from '../routes/results.ts';
 import { searchRoutes } from '../routes/search.ts';
 import { sessionRoutes } from '../routes/sessions.ts';
+import { sourceRoutes } from '../routes/sources.ts';
 import { taskRoutes } from '../routes/tasks.ts';
 import { toolRoutes } from '../routes/tools.ts';
 import type { TaskRunner } from '../tasks/runner.ts';
 import type { Dispatcher } from '../tools/invoke.ts';
 import type { Services } from './services.ts';
+
+/**
+ * Every route the service serves, by the module that registers it (HEAD is added to each GET by
+ * Fastify). test/unit/routes.test.ts builds the app and fails on a route registered but not listed
+ * here, or listed but not registered.
+ */
+export const ROUTES = {
+  openApiPlugin: [
+    'GET /openapi.json',
+    'GET /docs',
+    'GET /docs/',
+    'GET /docs/static/index.html',
+    'GET /docs/static/swagger-initializer.js',
+    'GET /docs/json',
+    'GET /docs/yaml',
+    'GET /docs/*',
+  ],
+  /** Only with AUTH_ISSUER and PUBLIC_URL. */
+  resourceMetadataRoutes: ['GET /.well-known/oauth-protected-resource', 'GET /.well-known/oauth-protected-resource/mcp'],
+  healthRoutes: ['GET /healthz', 'GET /readyz'],
+  sourceRoutes: ['GET /sources'],
+  toolRoutes: ['GET /tools', 'GET /tools/:name', 'GET /toolsets'],
+  searchRoutes: ['GET /tools/search'],
+  provenanceRoutes: ['GET /tools/hashes/:hash', 'GET /tools/:name/versions', 'POST /tools/:name/accept'],
+  invokeRoutes: ['POST /tools/invoke', 'POST /tools/:name/invoke'],
+  taskRoutes: ['GET /tasks', 'GET /tasks/:id', 'DELETE /tasks/:id', 'POST /tasks/:id/input'],
+  sessionRoutes: ['GET /sessions/:id/plan', 'GET /sessions/:id/events', 'DELETE /sessions/:id', 'GET /planning/instructions'],
+  metricsRoutes: ['GET /metrics'],
+  ledgerRoutes: ['GET /ledger/effects/:key', 'DELETE /ledger/effects/:key', 'DELETE /ledger/tools/:name', 'DELETE /ledger'],
+  ledgerUnknownRoutes: ['GET /ledger/unknown', 'POST /ledger/effects/:key/resolve'],
+  mcpRoutes: ['POST /mcp', 'GET /mcp', 'DELETE /mcp', 'POST /mcp/:toolset', 'GET /mcp/:toolset', 'DELETE /mcp/:toolset'],
+  callRoutes: ['GET /calls', 'GET /calls/stream'],
+  callerRoutes: ['GET /caller'],
+  consoleRoutes: ['GET /console', 'GET /console/:asset'],
+  resultRoutes: ['GET /results/:id'],
+  connectLinkRoutes: ['GET /connections/:name/start', 'POST /connections/:name/start'],
+  connectionRoutes: [
+    'GET /connections/:name/callback',
+    'POST /connections/:name/callback',
+    'GET /me/connections',
+    'DELETE /me/connections/:name',
+    'POST /me/connections/:name/link',
+    'PUT /me/credentials/:name',
+  ],
+  auditRoutes: ['GET /audit'],
+  approvalRoutes: ['GET /approvals', 'GET /approvals/:id', 'POST /approvals/:id/decision'],
+} as const satisfies Record<string, readonly string[]>;
 
 export interface RouteParts extends Services {
   readonly config: Config;
@@ -57,12 +107,9 @@ export async function registerRoutes(app: FastifyInstance, parts: RouteParts): P
   if (config.authIssuer !== null && config.publicUrl !== null) {
     await app.register(resourceMetadataRoutes, { publicUrl: config.publicUrl, issuer: config.authIssuer, scopes: keys!.access.scopes() });
   }
-  await app.register(healthRoutes, {
-    store,
-    upstreams: () => sources?.upstreamStatus() ?? [],
-    readyRequiresUpstreams: config.readyRequiresUpstreams,
-    loop: parts.loop,
-  });
+  const upstreams = () => sources?.upstreamStatus() ?? [];
+  await app.register(healthRoutes, { store, upstreams, readyRequiresUpstreams: config.readyRequiresUpstreams, loop: parts.loop });
+  await app.register(sourceRoutes, { upstreams, registry });
   await app.register(toolRoutes, { registry, provenance, toolsets });
   await app.register(searchRoutes, { search: parts.search });
   await app.register(provenanceRoutes, { provenance });
@@ -87,6 +134,7 @@ export async function registerRoutes(app: FastifyInstance, parts: RouteParts): P
   await app.register(callerRoutes, { keysRequired: keys !== null });
   await app.register(consoleRoutes);
   await app.register(resultRoutes, { results });
+  await app.register(connectLinkRoutes, { vault: parts.vault, publicUrl: config.publicUrl ?? '' });
   await app.register(connectionRoutes, { vault: parts.vault, publicUrl: config.publicUrl ?? '' });
   await app.register(auditRoutes, { log: store.audit });
   await app.register(approvalRoutes, { approvals: policy.approvals, registry, keysConfigured: keys !== null });

@@ -27,7 +27,7 @@ import { ToolRegistry } from '../tools/registry.ts';
 import { sourceKind } from '../tools/source-kind.ts';
 import { Toolsets } from '../toolsets/index.ts';
 import { ToolSearch } from '../toolsets/search.ts';
-import { startTracing } from '../tracing/index.ts';
+import { NO_TRACING, startTracing, type Tracer } from '../tracing/index.ts';
 import type { TracingRuntime } from '../tracing/runtime.ts';
 
 export interface ServiceOptions {
@@ -37,6 +37,8 @@ export interface ServiceOptions {
 
 export interface Services {
   readonly tracing: TracingRuntime | null;
+  /** What the parts that trace are handed: the running tracing, or NO_TRACING. */
+  readonly tracer: Tracer;
   readonly tokens: TokenVerifier | null;
   /** The API keys; null when the service is open (no API_KEYS_FILE nor AUTH_ISSUER). */
   readonly keys: ApiKeys | null;
@@ -61,6 +63,7 @@ export interface Services {
 export async function openServices(config: Config, options: ServiceOptions, logger: Logger, version: string): Promise<Services> {
   // The SDK is loaded only now, and only when configured: otherwise nothing of OpenTelemetry runs.
   const tracing = config.tracing ? await startTracing(version) : null;
+  const tracer = tracing ?? NO_TRACING;
   const tokens =
     config.authIssuer === null
       ? null
@@ -100,8 +103,8 @@ export async function openServices(config: Config, options: ServiceOptions, logg
     }
     const vault = openVault(config, registry, sources, store, logger, audit);
     const rules = sources === null ? null : { file: sources.path, entries: sources.policy };
-    const guardrails = await buildGuardrails(sources, registry, config, { metrics, results });
-    const policy = await buildPolicy({ rules, registry, store, config, metrics, log: logger, audit });
+    const guardrails = await buildGuardrails(sources, registry, config, { metrics, results, tracer });
+    const policy = await buildPolicy({ rules, registry, store, config, metrics, log: logger, audit, tracer });
     warnOfIdempotentHints(registry, logger, builtins);
     const toolsets = new Toolsets(sources?.toolsets ?? [], registry);
     if (config.codeMode || toolsets.definitions().some((d) => d.codeMode)) {
@@ -113,7 +116,25 @@ export async function openServices(config: Config, options: ServiceOptions, logg
     keys?.bindToolsets(new Set(toolsets.definitions().map((d) => d.name)), (toolset, tool) => toolsets.isMember(toolset, tool));
     // Started now, when a tool needs it: the workers import their modules before the first call.
     if (workers.prepared) workers.start();
-    return { tracing, tokens, keys, store, registry, search, results, provenance, sources, vault, metrics, policy, toolsets, workers, guardrails, audit };
+    return {
+      tracing,
+      tracer,
+      tokens,
+      keys,
+      store,
+      registry,
+      search,
+      results,
+      provenance,
+      sources,
+      vault,
+      metrics,
+      policy,
+      toolsets,
+      workers,
+      guardrails,
+      audit,
+    };
   } catch (err) {
     await workers.close();
     await sources?.close();
@@ -127,7 +148,7 @@ async function buildGuardrails(
   sources: ToolSources | null,
   registry: ToolRegistry,
   config: Config,
-  parts: { metrics: Metrics; results: ResultResources },
+  parts: { metrics: Metrics; results: ResultResources; tracer: Tracer },
 ): Promise<Guardrails | null> {
   const rules = sources?.guardrails ?? [];
   const plugins = registry.guardrails();

@@ -12,7 +12,7 @@ import type { GuardrailCall, GuardrailVerdict } from '../tools/guardrail.ts';
 import { failure, reasonOf, type GuardrailAction, type InvocationResult } from '../tools/outcome.ts';
 import type { PipelineCall, Stage } from '../tools/pipeline/index.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
-import { annotateSpan } from '../tracing/index.ts';
+import { NO_TRACING, type Tracer } from '../tracing/index.ts';
 import { applyPattern, redactedParts, redactResult, redactValue, type Checked } from './apply.ts';
 import type { Guard, GuardWhere } from './rules.ts';
 
@@ -30,15 +30,26 @@ export class Guardrails {
   readonly #metrics: Metrics | undefined;
   /** Keeps the redacted whole of a cut result (docs/large-results.md). */
   readonly #results: Pick<ResultResources, 'keep'> | undefined;
+  readonly #tracer: Tracer;
   readonly #byTool = new WeakMap<RegisteredTool, ToolGuards>();
   readonly input: Stage = { name: 'guardrails input', run: (call, next) => this.#input(call, next) };
   readonly output: Stage = { name: 'guardrails output', run: (call, next) => this.#output(call, next) };
 
-  constructor(guards: readonly Guard[], maxContentChars: number, options: { metrics?: Metrics; results?: Pick<ResultResources, 'keep'> } = {}) {
+  constructor(
+    guards: readonly Guard[],
+    maxContentChars: number,
+    options: { metrics?: Metrics; results?: Pick<ResultResources, 'keep'>; tracer?: Tracer } = {},
+  ) {
     this.#guards = guards;
     this.#maxContentChars = maxContentChars;
     this.#metrics = options.metrics;
     this.#results = options.results;
+    this.#tracer = options.tracer ?? NO_TRACING;
+  }
+
+  /** Puts what the guardrails did on the call's span (the stages run inside it). */
+  #annotate(actions: readonly GuardrailAction[]): void {
+    if (actions.length > 0) this.#tracer.annotate({ 'toolport.guardrails': actions.map((a) => `${a.name}:${a.action}:${a.where}`).join(',') });
   }
 
   #of(tool: RegisteredTool): ToolGuards {
@@ -63,7 +74,7 @@ export class Guardrails {
     );
     if (actions.length > 0) {
       call.guardrails = actions;
-      annotateGuardrails(actions);
+      this.#annotate(actions);
     }
     if (checked.denied !== null) return this.#deny(call, checked.denied, 'input', actions);
     // What the handler, the session event, the call feed and the audit log see from here on.
@@ -87,7 +98,7 @@ export class Guardrails {
     const checked = await this.#check(guards, 'output', call, shown, actions, (guard, output, about) =>
       guard.definition.output!(output as typeof shown, about),
     );
-    annotateGuardrails(actions);
+    this.#annotate(actions);
     if (checked.denied !== null) return this.#deny(call, checked.denied, 'output', actions);
     if (checked.value !== shown) result = await this.#redacted(call, result, checked.value);
     return actions.length > 0 ? { ...result, guardrails: actions } : result;
@@ -167,9 +178,4 @@ async function runCustom<T>(
   if (verdict.action === 'redact') return { action: 'redact', value: redactValue(subject, verdict.value, where) };
   if (verdict.action === 'deny') return { action: 'deny', reason: verdict.reason ?? 'no reason given' };
   return { action: 'flag' };
-}
-
-/** Puts what the guardrails did on the call's span (the stages run inside it). */
-export function annotateGuardrails(actions: readonly GuardrailAction[]): void {
-  if (actions.length > 0) annotateSpan({ 'toolport.guardrails': actions.map((a) => `${a.name}:${a.action}:${a.where}`).join(',') });
 }

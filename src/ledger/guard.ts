@@ -24,7 +24,7 @@ import {
 } from '../store/ledger.ts';
 import { derivedKeyPart, runScopeName, scopeName } from './key.ts';
 import type { Metrics } from '../metrics.ts';
-import { withSpan } from '../tracing/index.ts';
+import type { Tracer } from '../tracing/index.ts';
 import { IdempotencyKeyInFlight, IdempotencyKeyReused, KeyFunctionError, StoreNotDurable } from '../errors.ts';
 
 /**
@@ -111,6 +111,7 @@ export class LedgerGuard implements Stage {
   readonly #leaseMs: number;
   readonly #maxContentChars: number;
   readonly #metrics: Metrics | undefined;
+  readonly #tracer: Tracer;
   readonly #renewer: LeaseRenewer;
   /** The session as a custom key function sees it: staged, never committed. */
   readonly #view: (sessionId: string, owner: string | null) => SessionHandle;
@@ -120,8 +121,10 @@ export class LedgerGuard implements Stage {
     leaseMs: number,
     maxContentChars: number,
     view: (sessionId: string, owner: string | null) => SessionHandle,
+    tracer: Tracer,
     metrics?: Metrics,
   ) {
+    this.#tracer = tracer;
     this.#ledger = ledger;
     this.#view = view;
     this.#leaseMs = leaseMs;
@@ -185,7 +188,7 @@ export class LedgerGuard implements Stage {
     };
     let waitMs = FIRST_WAIT_MS;
     for (let waited = false; ; waited = true) {
-      const outcome = await withSpan('ledger begin', { 'toolport.tool': tool.name }, () => this.#begin(call.scope.log, request));
+      const outcome = await this.#tracer.internal('ledger begin', { 'toolport.tool': tool.name }, () => this.#begin(call.scope.log, request));
       if (outcome.kind === 'run') {
         this.#metrics?.ledgerLookup('miss');
         return this.#execute(call, { key, labels, token, ttlS, effectId: request.effectId! }, next);
@@ -254,7 +257,9 @@ export class LedgerGuard implements Stage {
       ttlS,
     );
     try {
-      if (!(await withSpan('ledger complete', { 'toolport.tool': call.tool.name }, () => this.#ledger.complete(labels, token, effect, ttlS, true)))) {
+      if (
+        !(await this.#tracer.internal('ledger complete', { 'toolport.tool': call.tool.name }, () => this.#ledger.complete(labels, token, effect, ttlS, true)))
+      ) {
         log.warn({ idempotencyKey: key }, 'ledger lease lapsed while the handler ran: its result was not recorded');
       }
     } catch (err) {

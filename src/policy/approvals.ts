@@ -15,7 +15,7 @@ import { failure, type CallIdentity, type InvocationResult } from '../tools/outc
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { Logger } from 'pino';
 import type { Principal } from '../callers/principal.ts';
-import { annotateSpan } from '../tracing/index.ts';
+import type { Tracer } from '../tracing/index.ts';
 import { approvalForm, approvalRef, clientDecision, CLIENT_INPUT_KEY, effectiveStatus, type ApprovalRecord } from './record.ts';
 import type { PolicyRule } from './rules.ts';
 
@@ -42,6 +42,8 @@ export interface ApprovalsOptions {
   maxContentChars: number;
   metrics?: Metrics;
   log?: Logger;
+  /** Puts the approval on the call's span. */
+  tracer: Tracer;
   /** Told of every new approval and every decision (the webhook); must not throw, must not wait. */
   notice?: (record: ApprovalRecord) => void;
   /** The audit log (docs/audit.md): every decision and expiry. */
@@ -137,7 +139,7 @@ export class Approvals {
     let record = opened.record;
     const answer = call.task?.answers?.[CLIENT_INPUT_KEY];
     if (record.status === 'pending' && answer !== undefined) record = await this.decideByClient(record, answer, call.caller);
-    annotateSpan({ 'toolport.approval': `${record.approval_id} ${record.status}` });
+    this.#options.tracer.annotate({ 'toolport.approval': `${record.approval_id} ${record.status}` });
     switch (record.status) {
       case 'pending':
         return this.#answer(call, record, 'approval_required');

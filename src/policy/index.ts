@@ -9,6 +9,7 @@ import type { Metrics } from '../metrics.ts';
 import type { AuditSink } from '../store/audit.ts';
 import type { Store } from '../store/types.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
+import type { Tracer } from '../tracing/index.ts';
 import { Approvals } from './approvals.ts';
 import { PolicyGate } from './gate.ts';
 import type { PolicyRule, RawRule } from './rules.ts';
@@ -28,6 +29,7 @@ export async function buildPolicy(options: {
   metrics: Metrics;
   log: Logger;
   audit?: AuditSink | null;
+  tracer: Tracer;
 }): Promise<PolicyParts> {
   const { config, registry } = options;
   const webhook = config.approvalWebhookUrl === null ? null : new ApprovalWebhook(config.approvalWebhookUrl, config.approvalWebhookSecret, options.log);
@@ -37,6 +39,7 @@ export async function buildPolicy(options: {
     maxContentChars: config.maxContentChars,
     metrics: options.metrics,
     log: options.log,
+    tracer: options.tracer,
     ...(webhook !== null && { notice: webhook.notify }),
     ...(options.audit != null && { audit: options.audit }),
   });

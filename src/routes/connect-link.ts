@@ -11,7 +11,7 @@ import { CREDENTIAL_NAME } from '../credentials/definitions.ts';
 import { authorizationRequest, newVerifier } from '../credentials/oauth.ts';
 import { credentialOwner } from '../credentials/stage.ts';
 import { LINK_TTL_MS, type Vault } from '../credentials/vault.ts';
-import { LinkRefused } from '../errors.ts';
+import { LinkRefused, NotFound } from '../errors.ts';
 import { problemResponses } from '../schemas.ts';
 
 export const STATE_COOKIE = 'toolport_connect';
@@ -44,13 +44,46 @@ export function page(reply: FastifyReply, title: string, body: string) {
 const GONE =
   '<p>This link no longer works: it was used already, has expired (links last 10 minutes), or never existed.</p><p>Ask for the tool again to get a new link.</p>';
 
-export interface ConnectLinkOptions {
-  vault: Vault;
+export interface ConnectionRoutesOptions {
+  /** Null when TOOLS_FILE declares no credentials: the list is empty and every name unknown. */
+  vault: Vault | null;
   publicUrl: string;
-  definitionOf: (name: string) => CredentialDefinition;
 }
 
-export function connectLinkRoutes(app: FastifyInstance, { vault, publicUrl, definitionOf }: ConnectLinkOptions): void {
+/** Serves nothing while the service has no vault, whatever its name. */
+const NO_VAULT = {
+  definition: () => undefined,
+  definitions: new Map<string, CredentialDefinition>(),
+  connections: async () => [],
+  forget: async () => false,
+};
+
+export function vaultOrNone(vault: Vault | null): Vault {
+  return (vault ?? NO_VAULT) as Vault;
+}
+
+/** A declared credential by name; an unknown one is a 404. */
+export function definitionLookup(vault: Vault): (name: string) => CredentialDefinition {
+  return (name) => {
+    const definition = vault.definition(name);
+    if (definition === undefined) throw new NotFound(`no credential "${name}" is declared`);
+    return definition;
+  };
+}
+
+/** The pages' forms (Continue, the secret's form) post url-encoded bodies; only the plugin that calls this takes them. */
+export function acceptForms(app: FastifyInstance): void {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+}
+
+export async function connectLinkRoutes(app: FastifyInstance, options: ConnectionRoutesOptions): Promise<void> {
+  const { publicUrl } = options;
+  const vault = vaultOrNone(options.vault);
+  const definitionOf = definitionLookup(vault);
+  // Continue posts the link back as a form.
+  acceptForms(app);
   const startUrl = (name: string) => `${publicUrl}/connections/${encodeURIComponent(name)}/start`;
   const visitorOf = (request: FastifyRequest) => (request.caller === null ? null : ownerOf(request));
 

@@ -1,6 +1,6 @@
 /**
  * Connecting credentials (docs/credentials.md). A person opens the single-use link a call answered
- * with (connect-link.ts: a confirmation page, then the provider or the secret's form); the callback
+ * with (connect-link.ts, registered beside this module: a confirmation page, then the provider or the secret's form); the callback
  * stores the grant or value for the user the link was made for. `/me/…`: the
  * caller's own connections — names, scopes, expiry, never a secret — and a connect link on demand.
  */
@@ -11,7 +11,7 @@ import { displayName } from '../credentials/stage.ts';
 import { LINK_TTL_MS, type Vault } from '../credentials/vault.ts';
 import { Forbidden, InvalidBody, LinkRefused, NotFound, ProviderError } from '../errors.ts';
 import { problemResponses } from '../schemas.ts';
-import { connectLinkRoutes, nameParams, ownerOf, page, STATE_COOKIE } from './connect-link.ts';
+import { acceptForms, definitionLookup, nameParams, ownerOf, page, STATE_COOKIE, vaultOrNone, type ConnectionRoutesOptions } from './connect-link.ts';
 
 const MAX_SECRET_CHARS = 8192;
 
@@ -36,40 +36,18 @@ function cookieOf(request: FastifyRequest, name: string): string | undefined {
   return undefined;
 }
 
-export interface ConnectionRoutesOptions {
-  /** Null when TOOLS_FILE declares no credentials: the list is empty and every name unknown. */
-  vault: Vault | null;
-  publicUrl: string;
-}
-
-/** Serves nothing while the service has no vault, whatever its name. */
-const NO_VAULT = {
-  definition: () => undefined,
-  definitions: new Map<string, CredentialDefinition>(),
-  connections: async () => [],
-  forget: async () => false,
-};
-
 export async function connectionRoutes(app: FastifyInstance, options: ConnectionRoutesOptions): Promise<void> {
   const publicUrl = options.publicUrl;
-  const vault = (options.vault ?? NO_VAULT) as Vault;
-  const definitionOf = (name: string): CredentialDefinition => {
-    const definition = vault.definition(name);
-    if (definition === undefined) throw new NotFound(`no credential "${name}" is declared`);
-    return definition;
-  };
+  const vault = vaultOrNone(options.vault);
+  const definitionOf = definitionLookup(vault);
   const refused = (err: unknown): never => {
     if (err instanceof LinkRefused) throw new Forbidden(err.message);
     throw err;
   };
   const redirectUri = (name: string) => `${publicUrl}/connections/${encodeURIComponent(name)}/callback`;
 
-  // Only this plugin's routes take a form (the secret's page posts one).
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_request, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
-  });
-
-  connectLinkRoutes(app, { vault, publicUrl, definitionOf });
+  // The secret's page posts a form here.
+  acceptForms(app);
 
   app.get<{ Params: { name: string }; Querystring: Record<string, string> }>(
     '/connections/:name/callback',

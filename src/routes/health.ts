@@ -1,11 +1,10 @@
-/** GET /healthz (the process answers), GET /readyz (the store answers too; MCP servers down are named) and GET /sources. */
+/** GET /healthz (the process answers) and GET /readyz (the store answers too; MCP servers down are named). */
 import type { FastifyInstance } from 'fastify';
 import { NotReady } from '../errors.ts';
 import type { EventLoopGuard } from '../plugins/event-loop.ts';
 import { problemResponses } from '../schemas.ts';
 import type { UpstreamStatus } from '../sources/types.ts';
 import type { Store } from '../store/types.ts';
-import { sourceRoutes } from './sources.ts';
 
 export interface HealthOptions {
   store: Store;
@@ -24,8 +23,6 @@ const downSchema = {
 };
 
 export async function healthRoutes(app: FastifyInstance, { store, upstreams = () => [], readyRequiresUpstreams = false, loop }: HealthOptions): Promise<void> {
-  // GET /sources: the same upstreams, each with its tools and the health its calls saw.
-  await app.register(sourceRoutes, { upstreams });
   const status = { type: 'object', properties: { status: { type: 'string' }, store: { type: 'string' }, upstreams_down: downSchema } };
   app.get('/healthz', { schema: { summary: 'Liveness', operationId: 'healthz', tags: ['health'], security: [], response: { 200: status } } }, async () => ({
     status: 'ok',

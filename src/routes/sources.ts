@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { problemResponses } from '../schemas.ts';
 import type { UpstreamStatus } from '../sources/types.ts';
 import type { BreakerState, GuardView } from '../sources/upstream/guard.ts';
-import type { RegisteredTool } from '../tools/registry.ts';
+import type { RegisteredTool, ToolRegistry } from '../tools/registry.ts';
 
 type SourceKind = 'builtin' | 'plugin' | 'http' | 'openapi' | 'mcp';
 
@@ -149,7 +149,14 @@ function answerOf(name: string, kind: SourceKind, tools: string[], upstream: Ups
   };
 }
 
-export async function sourceRoutes(app: FastifyInstance, { upstreams }: { upstreams: () => readonly UpstreamStatus[] }): Promise<void> {
+export interface SourceRoutesOptions {
+  /** The upstreams behind toolport (MCP servers, OpenAPI documents, HTTP tools) and their health. */
+  upstreams: () => readonly UpstreamStatus[];
+  /** The catalog whose tools are grouped by source. */
+  registry: Pick<ToolRegistry, 'list'>;
+}
+
+export async function sourceRoutes(app: FastifyInstance, { upstreams, registry }: SourceRoutesOptions): Promise<void> {
   app.get(
     '/sources',
     {
@@ -165,7 +172,7 @@ export async function sourceRoutes(app: FastifyInstance, { upstreams }: { upstre
       // OpenAPI and MCP source names are unique together; the HTTP tools are one upstream, `http`.
       const known = new Map(upstreams().map((u) => [u.kind === 'http' ? 'http:http' : `upstream:${u.source}`, u]));
       const grouped = new Map<string, { name: string; kind: SourceKind; tools: string[] }>();
-      for (const tool of app.toolport.registry.list()) {
+      for (const tool of registry.list()) {
         if (caller !== null && !caller.allows(tool.name)) continue;
         const { name, kind } = sourceOf(tool);
         const key = `${kind}:${name}`;

@@ -11,7 +11,7 @@ import { explain } from '../tools/explain.ts';
 import { failure, type InvocationResult } from '../tools/outcome.ts';
 import type { Next, PipelineCall, SessionStage } from '../tools/pipeline/index.ts';
 import type { SessionHandle } from '../tools/types.ts';
-import { withSpan } from '../tracing/index.ts';
+import type { Tracer } from '../tracing/index.ts';
 import { KeyedLock } from './lock.ts';
 import { StagedSession } from './staged.ts';
 
@@ -26,11 +26,13 @@ export class StagedSessionRunner implements SessionStage {
   readonly #store: Store;
   readonly #maxContentChars: number;
   readonly #metrics: Metrics | undefined;
+  readonly #tracer: Tracer;
   /** Retries after a session conflict run one at a time per session here; replicas race by version. */
   readonly #retries = new KeyedLock();
 
-  constructor(store: Store, maxContentChars: number, metrics?: Metrics) {
+  constructor(store: Store, maxContentChars: number, tracer: Tracer, metrics?: Metrics) {
     this.#store = store;
+    this.#tracer = tracer;
     this.#maxContentChars = maxContentChars;
     this.#metrics = metrics;
   }
@@ -105,7 +107,7 @@ export class StagedSessionRunner implements SessionStage {
     // Reads matter only to a call that writes: a read-only call never conflicts.
     const writes = result.success ? staged.writes : NOTHING_STAGED.writes;
     const reads = writes.size > 0 ? staged.reads : NOTHING_STAGED.reads;
-    const commit = withSpan('session commit', { 'toolport.session.writes': writes.size }, () =>
+    const commit = this.#tracer.internal('session commit', { 'toolport.session.writes': writes.size }, () =>
       ownedSessions(this.#store, scope.caller).commitSession(sessionId, { reads, writes, event: JSON.stringify(event) }),
     );
     if (LATE_CODES.has(result.error?.code ?? '')) {

@@ -17,7 +17,7 @@ import { Cancellation } from '../tools/context.ts';
 import type { InvocationScope } from '../tools/invoke.ts';
 import { ProgressThrottle } from '../tools/progress.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
-import { captureTraceLink, runLinked } from '../tracing/index.ts';
+import type { Tracer } from '../tracing/index.ts';
 import { CANCELLED, errorOf, lapseOutcomes, outcomeOf, renewLease, scopeOfRun } from './run.ts';
 import { inputOf, newTaskId, type TaskAccess, type TaskHead, type TaskInput, type TaskJob, type TaskOutcome, type TaskView } from './view.ts';
 
@@ -37,6 +37,7 @@ export interface TaskRunnerOptions {
   /** How many tasks this replica runs at once; the rest wait, queued, for a slot on any replica. */
   concurrency: number;
   log: Logger;
+  tracer: Tracer; // a task's run is traced linked to the request that created it
   metrics?: Metrics;
 }
 
@@ -100,7 +101,7 @@ export class TaskRunner {
       ttl_s: this.#o.ttlS,
       poll_interval_ms: POLL_INTERVAL_MS,
     };
-    const trace = captureTraceLink(); // null when not tracing
+    const trace = this.#o.tracer.capture(); // null when not tracing
     if (trace !== null) job.trace = trace;
     // A free slot here runs it now; otherwise it waits in the queue for the first free slot anywhere.
     const here = this.#free() > 0;
@@ -285,7 +286,7 @@ export class TaskRunner {
     let ending: [EndStatus, TaskOutcome];
     try {
       // A run's spans form a trace of their own, linked to the request that created the task.
-      const result = await runLinked(job.trace ?? null, `task ${job.calls.map((c) => c.name).join(',')}`, { 'toolport.task_id': id }, () =>
+      const result = await this.#o.tracer.linked(job.trace ?? null, `task ${job.calls.map((c) => c.name).join(',')}`, { 'toolport.task_id': id }, () =>
         this.#o.execute(job, scope),
       );
       ending = outcomeOf(result, run.cancellation.reason !== null);

@@ -16,7 +16,7 @@ import {
   type Link,
   type Span,
 } from '@opentelemetry/api';
-import type { SpanAttributes, TraceLink } from './types.ts';
+import type { SpanAttributes, TraceLink, Tracer } from './types.ts';
 import type { RunningSdk } from './sdk.ts';
 
 /** What a call span reads of the dispatcher's call and result (structural: tracing imports nothing of tools/). */
@@ -65,7 +65,7 @@ function recordFailure(span: Span, err: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
 }
 
-export class TracingRuntime implements RequestTracer {
+export class TracingRuntime implements RequestTracer, Tracer {
   readonly #sdk: RunningSdk;
 
   constructor(sdk: RunningSdk) {

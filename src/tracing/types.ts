@@ -7,3 +7,20 @@ export interface TraceLink {
 }
 
 export type SpanAttributes = Record<string, string | number | boolean>;
+
+/**
+ * What the service's parts use of tracing, handed to each of them (the ledger, sessions, tasks,
+ * approvals, guardrails, the log mixin); `NO_TRACING` when tracing is off.
+ */
+export interface Tracer {
+  /** A child span of the active one around `fn` (the ledger's and the session's store work). */
+  internal<T>(name: string, attributes: SpanAttributes, fn: () => Promise<T>): Promise<T>;
+  /** Sets attributes on the active span (an approval's id and status on the call's span). */
+  annotate(attributes: SpanAttributes): void;
+  /** The active span's context as plain JSON, to store with a task; null when not tracing. */
+  capture(): TraceLink | null;
+  /** A new root span named `name`, linked to the request that created a task, with `fn` inside it. */
+  linked<T>(link: TraceLink | null, name: string, attributes: SpanAttributes, fn: () => Promise<T>): Promise<T>;
+  /** `trace_id` and `span_id` of the active span, for a pino mixin. */
+  logFields(): Record<string, string>;
+}

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretsCipher } from '../../src/credentials/cipher.ts';
 import type { CredentialDefinition } from '../../src/credentials/definitions.ts';
 import { Vault } from '../../src/credentials/vault.ts';
+import { connectLinkRoutes } from '../../src/routes/connect-link.ts';
 import { connectionRoutes } from '../../src/routes/connections.ts';
 import { problemSchema } from '../../src/schemas.ts';
 import { MemoryCredentials } from '../../src/store/memory/credentials.ts';
@@ -32,6 +33,7 @@ describe("a connect link's page", () => {
     app = Fastify();
     app.addSchema(problemSchema);
     app.decorateRequest('caller', null);
+    await app.register(connectLinkRoutes, { vault, publicUrl: PUBLIC_URL });
     await app.register(connectionRoutes, { vault, publicUrl: PUBLIC_URL });
     await app.ready();
   });

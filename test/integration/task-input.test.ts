@@ -15,6 +15,7 @@ import { TaskRunner } from '../../src/tasks/runner.ts';
 import { viewOf, type TaskJob } from '../../src/tasks/view.ts';
 import type { InvocationScope } from '../../src/tools/invoke.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
+import { NO_TRACING } from '../../src/tracing/index.ts';
 
 const log = pino({ level: 'silent' });
 
@@ -61,6 +62,7 @@ describe.each(['memory', 'redis'] as const)('tasks waiting for input (%s)', (kin
           maxAttempts: 3,
           concurrency: 4,
           log,
+          tracer: NO_TRACING,
         }),
       );
     }

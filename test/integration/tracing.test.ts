@@ -14,11 +14,11 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/app.ts';
+import { createLogger, VERSION } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ok } from '../../src/tools/define.ts';
 import type { ToolRegistry } from '../../src/tools/registry.ts';
-import { captureTraceLink, flushTracing, runLinked, stopTracing, type TraceLink } from '../../src/tracing/index.ts';
+import { flushTracing, NO_TRACING, startTracing, stopTracing, type TraceLink, type Tracer } from '../../src/tracing/index.ts';
 import { makeApp } from '../helpers/app.ts';
 import { registerLedgerTools } from '../helpers/ledger-tools.ts';
 import { OtlpReceiver, SPAN_KIND, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
@@ -42,6 +42,8 @@ async function startUpstream(): Promise<{ server: Server; url: string; headers: 
 }
 
 let capturedLink: TraceLink | null = null;
+/** The process's tracing, started as the server starts it, before its logger (the app is handed the same one). */
+let tracer: Tracer = NO_TRACING;
 
 /** POSTs over a real socket (the body then arrives on the socket's own async context, unlike app.inject). */
 async function send(app: FastifyInstance, body: unknown, headers: Record<string, string>, url = '/tools/invoke') {
@@ -80,7 +82,7 @@ function registerTracedTools(registry: ToolRegistry): void {
     description: 'Captures the trace link a task would store.',
     parameters: { type: 'object', properties: {} },
     handler: () => {
-      capturedLink = captureTraceLink();
+      capturedLink = tracer.capture();
       return ok(null, 'started');
     },
   });
@@ -101,7 +103,8 @@ describe('traces', () => {
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
     folder = await mkdtemp(path.join(tmpdir(), 'toolport-tracing-'));
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, LOG_LEVEL: 'info', TOOLS_FILE: await toolsFile(folder, upstream.url), CODE_MODE: 'true' };
-    const logger = createLogger(loadConfig(env), new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
+    tracer = await startTracing(VERSION);
+    const logger = createLogger(loadConfig(env), new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) }), tracer);
     app = await makeApp('memory', { env, logger, register: registerTracedTools });
     await app.listen({ port: 0, host: '127.0.0.1' });
   });
@@ -157,7 +160,7 @@ describe('traces', () => {
     asyncTaskId = accepted.body.task_id as string;
     const ended = await fetch(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/tasks/${accepted.body.task_id}?wait_ms=10000`);
     expect(await ended.json()).toMatchObject({ status: 'completed' });
-    await runLinked(capturedLink, 'task echo', { 'toolport.task_id': 'task-1' }, () =>
+    await tracer.linked(capturedLink, 'task echo', { 'toolport.task_id': 'task-1' }, () =>
       app.toolport.dispatcher.invoke({ id: 'call_in_task', name: 'echo', arguments: { text: 'later' } }, scope),
     );
     // A code mode program: its inner calls are nested calls of code_run.
