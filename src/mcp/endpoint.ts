@@ -231,7 +231,9 @@ export class McpEndpoint {
         ? null
         : { allows: (name: string) => (env.caller?.allows(name) ?? true) && (env.toolset?.allows(name) ?? true) };
     if (this.#catalog.resolve(uri, filter) === null)
-      throw new ProtocolFault(env.era === 'stateless' ? ErrorCode.InvalidParams : -32002, 'Resource not found', 400, { uri: uri.slice(0, 200) });
+      throw new ProtocolFault(env.era === 'stateless' ? ErrorCode.InvalidParams : ErrorCode.ResourceNotFound, 'Resource not found', 400, {
+        uri: uri.slice(0, 200),
+      });
     if (this.#subscriptions !== null && env.sessionKey !== '')
       await this.#subscriptions.change(env.caller?.id ?? null, env.sessionKey, uri, message.method === 'resources/subscribe');
     return env.era === 'stateless' ? { resultType: 'complete' } : {};

@@ -15,8 +15,6 @@ import type { Era } from './era.ts';
 import { ErrorCode, ProtocolFault, type JsonRpcRequest } from './protocol.ts';
 import { templateMatcher } from './uri-template.ts';
 
-/** MCP's "resource not found" error code (the handshake era's). */
-const RESOURCE_NOT_FOUND = -32002;
 /** The stateless revision's cache hints: the catalog may differ per caller and per deployment. */
 export const CACHE_HINTS = { ttlMs: 0, cacheScope: 'private' };
 
@@ -126,7 +124,7 @@ export class McpCatalog {
     const kept = id === null || this.#results === null ? null : await this.#results.read(id, request.caller?.id ?? null, request.caller?.admin);
     if (kept !== null) return { contents: [{ uri, mimeType: 'text/plain', text: kept.content }] };
     // 2026-07-28 answers an unknown resource as invalid params; the handshake era had its own code.
-    const code = request.era === 'stateless' ? ErrorCode.InvalidParams : RESOURCE_NOT_FOUND;
+    const code = request.era === 'stateless' ? ErrorCode.InvalidParams : ErrorCode.ResourceNotFound;
     throw new ProtocolFault(code, 'Resource not found (results are kept for RESULT_TTL_S, for the caller that made the call)', 400, { uri: uri.slice(0, 200) });
   }
 

@@ -3,6 +3,7 @@
  * error codes, the `_meta` keys of revision 2026-07-28, and message shapes. No HTTP here.
  */
 
+import type { ErrorCode as SdkErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { isObject } from '../json.ts';
 
 /** The handshake era (`initialize`), newest first: the first one is answered to a version we do not know. */
@@ -24,12 +25,19 @@ export const META = {
   serverInfo: 'io.modelcontextprotocol/serverInfo',
 } as const;
 
+/**
+ * JSON-RPC error codes. Those the MCP SDK's `ErrorCode` has are checked against it when compiling
+ * (`satisfies`); the SDK is not imported at run time, because its types module builds every zod
+ * schema of the protocol (≈ 250 ms measured) and a server without MCP sources never loads it.
+ */
 export const ErrorCode = {
   ParseError: -32700,
   InvalidRequest: -32600,
   MethodNotFound: -32601,
   InvalidParams: -32602,
   InternalError: -32603,
+  /** resources/read of a URI that does not exist (the handshake era's answer). */
+  ResourceNotFound: -32002,
   /** 2026-07-28: a standard header disagrees with the body, or is missing. */
   HeaderMismatch: -32020,
   /** 2026-07-28: the request needs a client capability it did not declare; data names it. */
@@ -38,7 +46,7 @@ export const ErrorCode = {
   UnsupportedProtocolVersion: -32022,
   /** 2025-11-25: the request cannot go on until the person completes the URL-mode elicitations data names. */
   UrlElicitationRequired: -32042,
-} as const;
+} as const satisfies Partial<{ [K in keyof typeof SdkErrorCode]: (typeof SdkErrorCode)[K] }> & Record<string, number>;
 
 export type RequestId = string | number;
 

@@ -10,7 +10,7 @@
  * transport hands to it. A tool the Client must check itself (an output schema, required tasks)
  * is called through the Client (upstream.ts decides).
  */
-import { McpError, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { Cancellation, type CancelListener } from '../../tools/context.ts';
 import { isObject } from '../../json.ts';
 import type { PendingRequest, UndiciStreamableHttpTransport } from './http-transport.ts';
@@ -55,7 +55,7 @@ class LeanCall implements PendingRequest, CancelListener {
       const { code, message: said, data } = message.error;
       this.#reject(new McpError(code, said, data));
     } else if ('result' in message && isObject(message.result)) this.#resolve(message.result);
-    else this.#reject(new McpError(-32603, 'the server answered tools/call without a result'));
+    else this.#reject(new McpError(ErrorCode.InternalError, 'the server answered tools/call without a result'));
   }
 
   failed(error: Error): void {

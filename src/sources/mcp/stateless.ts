@@ -4,7 +4,7 @@
  * carrying the `_meta` envelope and the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers. No
  * session, no stream to keep open: each answer is read from its own response (JSON or SSE).
  */
-import { McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { checkCallToolResult } from './call-result.ts';
 import type { Dispatcher } from 'undici';
 import { isObject } from '../../json.ts';
@@ -145,7 +145,7 @@ async function ask(asker: Asker, request: unknown): Promise<unknown> {
       typeof given.url === 'string' ? { message, url: given.url } : { message, schema: isObject(given.requestedSchema) ? given.requestedSchema : {} },
     );
   if (method === 'sampling/createMessage') return asker.sample(given as unknown as SampleRequest);
-  throw new StatelessError(-32601, `the server asked ${String(method).slice(0, 100)}, which toolport does not relay`);
+  throw new StatelessError(ErrorCode.MethodNotFound, `the server asked ${String(method).slice(0, 100)}, which toolport does not relay`);
 }
 
 /**
@@ -168,7 +168,7 @@ export async function callStatelessTool(
     for (const [key, request] of Object.entries(requests)) responses[key] = await ask(options.asker, request);
     params = { name, arguments: args, inputResponses: responses, ...(result.requestState !== undefined && { requestState: result.requestState }) };
   }
-  throw new StatelessError(-32603, `the server kept asking after ${MAX_ROUNDS} rounds`);
+  throw new StatelessError(ErrorCode.InternalError, `the server kept asking after ${MAX_ROUNDS} rounds`);
 }
 
 /** tools/call of a stateless server as the handshake-era path answers it: a checked CallToolResult, the server's errors as McpError. */
