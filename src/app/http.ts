@@ -30,7 +30,9 @@ export function createHttpServer(config: Config, logger: Logger, metrics: Metric
     // Ledger keys in a path can be long (scope, session id, tool, Idempotency-Key): ≈ 460 characters.
     routerOptions: { maxParamLength: 2048 },
     // The router's own refusals (bad URL encoding, a path parameter too long) as problems too.
-    frameworkErrors: (error, request, reply) => sendProblem(request, reply, error),
+    frameworkErrors: (error, request, reply) => {
+      sendProblem(request, reply, error);
+    },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
