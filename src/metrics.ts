@@ -1,7 +1,6 @@
 /**
  * Prometheus metrics (prom-client): calls by tool and outcome, call durations, session commit
  * conflicts, ledger lookups, store errors, rate-limited requests, ended tasks, and the process's own metrics.
-
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
