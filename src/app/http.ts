@@ -10,6 +10,7 @@ import type { Config } from '../config.ts';
 import { Closing, InvalidBody, JsonInputError, NotFound, Overloaded, sendProblem } from '../errors.ts';
 import { answerTooLarge } from '../plugins/body-limit.ts';
 import { parseJson } from '../json.ts';
+import { LazyChildLogger } from '../lazy-logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { guardHostsAndOrigins } from '../plugins/hosts.ts';
 import { OVERLOADED_RETRY_AFTER_S, type EventLoopGuard } from '../plugins/event-loop.ts';
@@ -33,6 +34,8 @@ export function createHttpServer(config: Config, logger: Logger, metrics: Metric
     frameworkErrors: (error, request, reply) => {
       sendProblem(request, reply, error);
     },
+    // The per-request child logger is made only if the request logs something (src/lazy-logger.ts).
+    childLoggerFactory: (_parent, bindings, options) => new LazyChildLogger(logger, bindings, options),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();

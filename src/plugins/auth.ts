@@ -8,11 +8,11 @@
  */
 import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
 import fp from 'fastify-plugin';
 import { ApiKeys, type Caller } from '../callers/keys.ts';
 import { looksLikeJwt, type TokenVerifier } from '../callers/tokens.ts';
 import { Forbidden, InsufficientScope, RateLimited, TokenRefused, Unauthorized } from '../errors.ts';
+import { LazyChildLogger } from '../lazy-logger.ts';
 import type { RateCounter } from '../store/index.ts';
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz', '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']);
@@ -136,8 +136,9 @@ export const authPlugin = fp(
         reply.header('www-authenticate', bearerChallenge(request, publicUrl, undefined, challengeScopes));
         throw err;
       }
-      // The request's own child logger takes the caller: a child of a child measured ≈ 4.5 µs (a new prototype level), this ≈ 0.3.
-      (request.log as Logger).setBindings({ caller: request.caller.id });
+      // The request's own logger takes the caller: a pino child of a child measured ≈ 4.5 µs (a new prototype level).
+      if (request.log instanceof LazyChildLogger) request.log.setBindings({ caller: request.caller.id });
+      else request.log = request.log.child({ caller: request.caller.id });
       if (request.routeOptions.config.admin === true && !request.caller.admin) {
         throw new Forbidden(
           request.caller.user === null

@@ -13,7 +13,7 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 const FLOORS: readonly (readonly string[])[] = [
   ['errors.ts'],
   ['env.ts'],
-  ['config.ts', 'json.ts', 'metrics.ts', 'schemas.ts', 'tracing/', 'client/'],
+  ['config.ts', 'json.ts', 'lazy-logger.ts', 'metrics.ts', 'schemas.ts', 'tracing/', 'client/'],
   ['store/', 'callers/'],
   ['tools/'],
   ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/', 'credentials/', 'policy/', 'toolsets/', 'redaction/', 'guardrails/', 'audit/'],
