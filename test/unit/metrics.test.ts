@@ -8,8 +8,8 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-describe('metrics, exposed by prom-client', () => {
-  it('exposes the call histogram with inclusive bounds, +Inf, sum and count by tool', async () => {
+describe('metrics, exposed by prom-client (the per-call series counted outside it)', () => {
+  it('exposes the call histogram exactly as a prom-client Histogram with the same observations would', async () => {
     const metrics = new Metrics();
     const reference = new Registry();
     const histogram = new Histogram({
