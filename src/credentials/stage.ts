@@ -56,11 +56,9 @@ class CallCredentials implements Credentials {
 export class CredentialsStage implements Stage {
   readonly name = 'credentials';
   readonly #vault: Vault;
-  readonly #maxContentChars: number;
 
-  constructor(vault: Vault, maxContentChars: number) {
+  constructor(vault: Vault) {
     this.#vault = vault;
-    this.#maxContentChars = maxContentChars;
   }
 
   async run(call: PipelineCall, next: Next): Promise<InvocationResult> {
@@ -71,7 +69,7 @@ export class CredentialsStage implements Stage {
     try {
       for (const name of tool.credentials) ready.set(name, await this.read(tool.name, owner, name, scope.log, display));
     } catch (err) {
-      if (err instanceof AuthorizationRequired) return authorizationRequired(call.identity, err, this.#maxContentChars);
+      if (err instanceof AuthorizationRequired) return authorizationRequired(call.identity, err);
       throw err;
     }
     call.credentials = new CallCredentials(this, tool.name, owner, scope.log, ready, display);

@@ -22,6 +22,7 @@ import {
 import type { Caller } from '../callers/keys.ts';
 import type { ToolsetView } from '../toolsets/index.ts';
 import { renderMcpCallToolResult, renderMcpTool } from '../formats/mcp.ts';
+import { answered } from '../formats/answer.ts';
 import { TASK_EXECUTION, TASK_METHODS, TASKS_CAPABILITY, type McpTasks } from './tasks.ts';
 import { declaresTasks, EXTENSION_METHODS, TASKS_EXTENSION } from './tasks-extension.ts';
 import type { ResultResources } from '../store/results.ts';
@@ -100,6 +101,9 @@ export class McpEndpoint {
   /** Calls in flight by session key and request id; ids repeat across clients, so a list. */
   readonly #inflight = new Map<string, Cancellation[]>();
 
+  /** MAX_CONTENT_CHARS: where a tools/call answer's text is cut. */
+  readonly #maxContentChars: number;
+
   /** MCP tasks (2025-11-25), served in the handshake era. */
   readonly #tasks: McpTasks | null;
 
@@ -113,6 +117,7 @@ export class McpEndpoint {
     dispatcher: Dispatcher,
     registry: ToolRegistry,
     version: string,
+    maxContentChars: number,
     tasks: McpTasks | null = null,
     results: Pick<ResultResources, 'read'> | null = null,
     approvals: McpApprovals | null = null,
@@ -129,6 +134,7 @@ export class McpEndpoint {
     this.#serverInfo = { name: 'toolport', version };
     this.#registry = registry;
     this.#tasks = tasks;
+    this.#maxContentChars = maxContentChars;
   }
 
   #toolList(era: Era, caller: Caller | null, toolset: ToolsetView | null): Record<string, unknown> {
@@ -298,7 +304,7 @@ export class McpEndpoint {
         const asked = await this.#approvals.ask(message, result, scope.caller);
         if (asked !== null) return asked;
       }
-      const rendered: Record<string, unknown> = { ...renderMcpCallToolResult(result) };
+      const rendered: Record<string, unknown> = { ...renderMcpCallToolResult(answered(result, this.#maxContentChars)) };
       return env.era === 'stateless' ? { resultType: 'complete', ...rendered } : rendered;
     } finally {
       link?.detach();

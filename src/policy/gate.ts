@@ -19,14 +19,12 @@ export class PolicyGate implements Stage {
   readonly name = 'policy';
   readonly #rules: readonly PolicyRule[];
   readonly #approvals: Approvals;
-  readonly #maxContentChars: number;
   /** The `tool` variable and the tool's own approval rule, made once per registered tool. */
   readonly #tools = new WeakMap<RegisteredTool, { input: PolicyInput['tool']; own: PolicyRule | null }>();
 
-  constructor(rules: readonly PolicyRule[], approvals: Approvals, maxContentChars: number) {
+  constructor(rules: readonly PolicyRule[], approvals: Approvals) {
     this.#rules = rules;
     this.#approvals = approvals;
-    this.#maxContentChars = maxContentChars;
   }
 
   get approvals(): Approvals {
@@ -71,7 +69,7 @@ export class PolicyGate implements Stage {
     if (rule.action === 'deny') {
       scope.log.info({ event: 'PolicyDenied', tool: tool.name, callId: identity.id, rule: rule.index }, 'call denied by policy');
       const reason = rule.reason ?? `Policy does not allow this call to tool "${tool.name}".`;
-      return Promise.resolve(failure(identity, 'policy_denied', reason, `policy[${rule.index}] denies it`, this.#maxContentChars));
+      return Promise.resolve(failure(identity, 'policy_denied', reason, `policy[${rule.index}] denies it`));
     }
     const held: HeldCall = {
       tool,

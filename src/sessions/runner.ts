@@ -24,14 +24,12 @@ const LATE_CODES = new Set(['deadline_exceeded', 'cancelled']);
 export class StagedSessionRunner implements SessionStage {
   readonly name = 'session';
   readonly #store: Store;
-  readonly #maxContentChars: number;
   readonly #metrics: Metrics | undefined;
   /** Retries after a session conflict run one at a time per session here; replicas race by version. */
   readonly #retries = new KeyedLock();
 
-  constructor(store: Store, maxContentChars: number, metrics?: Metrics) {
+  constructor(store: Store, metrics?: Metrics) {
     this.#store = store;
-    this.#maxContentChars = maxContentChars;
     this.#metrics = metrics;
   }
 
@@ -57,7 +55,7 @@ export class StagedSessionRunner implements SessionStage {
       if (attempts >= MAX_SESSION_ATTEMPTS || Date.now() >= call.deadline) {
         const [message, detail] = attempts >= MAX_SESSION_ATTEMPTS ? explain.sessionContended(tool, attempts) : explain.deadline(tool, call.budgetMs);
         const code = attempts >= MAX_SESSION_ATTEMPTS ? 'handler_error' : 'deadline_exceeded';
-        return this.record(call, failure(identity, code, message, detail, this.#maxContentChars));
+        return this.record(call, failure(identity, code, message, detail));
       }
       scope.log.debug(
         { tool: tool.name, callId: identity.id, session: sessionId, attempt: attempts + 1 },

@@ -10,12 +10,11 @@ import type { Stage } from './stage.ts';
 
 export interface ScopeOptions {
   defaultTimeoutMs: number;
-  maxContentChars: number;
   /** Throws (StoreUnavailable) at once, without a round trip, when the store is known to be down. */
   store: { assertAvailable(): void };
 }
 
-export function scopeStage({ defaultTimeoutMs, maxContentChars, store }: ScopeOptions): Stage {
+export function scopeStage({ defaultTimeoutMs, store }: ScopeOptions): Stage {
   return {
     name: 'scope',
     run(call, next) {
@@ -28,7 +27,7 @@ export function scopeStage({ defaultTimeoutMs, maxContentChars, store }: ScopeOp
       call.deadline = deadline;
       if (Date.now() >= deadline) {
         const [message, detail] = explain.deadline(tool, budgetMs);
-        return Promise.resolve(failure(call.identity, 'deadline_exceeded', message, detail, maxContentChars));
+        return Promise.resolve(failure(call.identity, 'deadline_exceeded', message, detail));
       }
       if (tool.takesSessionHandle) {
         const chosen = chooseSession(scope.sessionId, scope.sessionSource, call.params);
