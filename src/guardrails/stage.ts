@@ -102,7 +102,7 @@ export class Guardrails {
     const whole = result.result_ref === undefined || this.#results === undefined ? null : wholeIfCut(parts.text, this.#results.maxContentChars);
     if (whole !== null) {
       const { scope, identity } = call;
-      kept = await this.#results!.keep({ caller: scope.caller, tool: identity.name, callId: identity.id, content: whole }).catch((err: unknown) =>
+      kept = await this.#results!.keep({ caller: scope.caller.id, tool: identity.name, callId: identity.id, content: whole }).catch((err: unknown) =>
         err instanceof StoreUnavailable ? null : Promise.reject(err),
       );
     }
@@ -124,8 +124,8 @@ export class Guardrails {
       let checked: Checked<T>;
       if (guard.kind === 'pattern') checked = applyPattern(guard, value);
       else {
-        about ??= { tool: call.tool.name, caller: call.scope.caller };
-        checked = await runCustom(guard.name, () => runPlugin(guard, value, about!), call.scope.log, where, value);
+        about ??= { tool: call.tool.name, caller: call.scope.caller.id };
+        checked = await runCustom(guard.name, () => runPlugin(guard, value, about!), call.scope.sinks.log, where, value);
       }
       if (checked.action === null) continue;
       actions.push({ name: guard.name, action: checked.action, where });
@@ -138,7 +138,7 @@ export class Guardrails {
   #deny(call: PipelineCall, denied: { name: string; reason: string }, where: GuardWhere, actions: GuardrailAction[]): InvocationResult {
     const { identity, scope } = call;
     this.#metrics?.guardrailDenied(denied.name);
-    scope.log.info({ event: 'GuardrailDenied', tool: identity.name, callId: identity.id, guardrail: denied.name, where }, 'call denied by a guardrail');
+    scope.sinks.log.info({ event: 'GuardrailDenied', tool: identity.name, callId: identity.id, guardrail: denied.name, where }, 'call denied by a guardrail');
     const what = where === 'input' ? 'arguments' : 'result';
     const message = `The guardrail "${denied.name}" refused this call's ${what}: ${denied.reason}`;
     const result = failure(identity, 'guardrail_denied', message, `guardrail ${denied.name} denies the ${what}`);

@@ -11,7 +11,6 @@ export async function answerCalls(
   scope: InvocationScope,
   maxContentChars: number,
 ): Promise<object> {
-  scope.format = format.name;
   // The content and the provider-native message are added in place (results are made per request).
   if (!parsed.turn) {
     const call = parsed.calls[0]!;

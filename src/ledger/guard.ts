@@ -133,15 +133,15 @@ export class LedgerGuard implements Stage {
     const { tool, scope } = call;
     const runKey = call.call.runKey;
     if (runKey !== undefined) {
-      return { scopeKey: runScopeName(scope.caller, scope.sessionId), part: `${runKey.run}:${runKey.index}:${paramsHash}`, ttlS: runKey.ttlS };
+      return { scopeKey: runScopeName(scope.caller.id, scope.sinks.sessionId), part: `${runKey.run}:${runKey.index}:${paramsHash}`, ttlS: runKey.ttlS };
     }
     const headerKey = call.call.idempotencyKey ?? null;
     const part =
       headerKey ??
       (tool.idempotency!.strategy === 'auto'
         ? paramsHash
-        : derivedKeyPart(tool, call.params, call.context(scope.sessionId === null ? null : this.#view(scope.sessionId, scope.caller))));
-    return { scopeKey: scopeName(tool.idempotency!.scope, scope.sessionId, scope.caller), part, ttlS: tool.idempotency!.ttl_s };
+        : derivedKeyPart(tool, call.params, call.context(scope.sinks.sessionId === null ? null : this.#view(scope.sinks.sessionId, scope.caller.id))));
+    return { scopeKey: scopeName(tool.idempotency!.scope, scope.sinks.sessionId, scope.caller.id), part, ttlS: tool.idempotency!.ttl_s };
   }
 
   /** Begin, then run (`next`) or replay or wait; the call's context is made only for a custom key function. */
@@ -177,7 +177,7 @@ export class LedgerGuard implements Stage {
     };
     let waitMs = FIRST_WAIT_MS;
     for (let waited = false; ; waited = true) {
-      const outcome = await withSpan('ledger begin', { 'toolport.tool': tool.name }, () => this.#begin(call.scope.log, request));
+      const outcome = await withSpan('ledger begin', { 'toolport.tool': tool.name }, () => this.#begin(call.scope.sinks.log, request));
       if (outcome.kind === 'run') {
         this.#metrics?.ledgerLookup('miss');
         return this.#execute(call, { key, labels, token, ttlS, effectId: request.effectId! }, next);
@@ -191,8 +191,8 @@ export class LedgerGuard implements Stage {
       if (headerKey !== null) throw new IdempotencyKeyInFlight(Math.max(1, Math.ceil(outcome.leaseLeftMs / 1000)));
       // Without the header the caller cannot tell a retry from a new call: wait for the one running.
       const left = call.deadline - Date.now();
-      scope.cancellation?.watch(); // a waiting call must notice its caller going away
-      if (scope.cancellation?.reason) return this.#keyed(failure(identity, 'cancelled', ...explain.cancelled(tool)), key);
+      scope.options.cancellation?.watch(); // a waiting call must notice its caller going away
+      if (scope.options.cancellation?.reason) return this.#keyed(failure(identity, 'cancelled', ...explain.cancelled(tool)), key);
       if (left <= 0) {
         this.#metrics?.ledgerLookup('in_progress');
         return this.#keyed(this.#inProgress(identity, tool), key);
@@ -218,7 +218,7 @@ export class LedgerGuard implements Stage {
     next: Next,
   ): Promise<InvocationResult> {
     const { key, labels, token, ttlS } = entry;
-    const log = call.scope.log;
+    const log = call.scope.sinks.log;
     const lease: HeldLease = { log, key, token, renewedAt: performance.now() };
     this.#renewer.hold(lease);
     call.idempotencyKey = key; // the handler's context tells it
@@ -277,7 +277,7 @@ export class LedgerGuard implements Stage {
   #unknown(call: PipelineCall, lost: UnknownEffect, fresh: boolean): InvocationResult {
     if (fresh) {
       this.#metrics?.ledgerUnknown(lost.tool_name);
-      call.scope.log.warn(
+      call.scope.sinks.log.warn(
         { idempotencyKey: lost.idempotency_key, effectId: lost.effect_id, lostAt: lost.lost_at },
         'a ledger lease lapsed without a record: outcome unknown',
       );

@@ -252,13 +252,12 @@ export class McpEndpoint {
     // 2026-07-28: the server decides; a client that declared the extension gets a task when the call is not quick.
     if (this.#tasks !== null && env.era === 'stateless' && declaresTasks(message.params))
       return this.#tasks.extension.call(name, message.params!.arguments, env.scope());
-    // This call's own copy: the calls of a batch share the request's scope, and each gets its own
-    // cancellation and progress listener.
+    // The calls of a batch share the request's scope; each gets its own cancellation, progress
+    // listener and client channel, in a scope of its own made below.
     const shared = env.scope();
-    const link = shared.cancellation === null ? null : new CancelLink(shared.cancellation);
+    const caller = shared.caller.id;
+    const link = shared.options.cancellation === null ? null : new CancelLink(shared.options.cancellation);
     const cancellation = new Cancellation(link);
-    const scope: InvocationScope = { ...shared, cancellation };
-    if (env.progress !== undefined) scope.progress = env.progress;
     const channel =
       this.#answers === null
         ? null
@@ -266,11 +265,10 @@ export class McpEndpoint {
             era: env.era,
             message,
             sessionKey: env.sessionKey,
-            caller: scope.caller,
+            caller,
             send: env.ask,
             cancellation,
           });
-    if (channel !== null) scope.client = channel;
     const key = keyOf(env.sessionKey, message.id);
     const calls = this.#inflight.get(key);
     if (calls === undefined) this.#inflight.set(key, [cancellation]);
@@ -278,30 +276,38 @@ export class McpEndpoint {
     try {
       // An argument that is not an object is a wrong value (invalid_arguments), never JSON text to parse.
       const args = message.params!.arguments;
+      let answers: Readonly<Record<string, unknown>> | undefined;
       if (this.#approvals !== null && env.era === 'stateless') {
-        await this.#approvals.resume(message, name, scope.caller);
-        const answers = await answersOf(this.#approvals, message, name, scope.caller);
-        if (answers !== undefined) scope.inputResponses = answers;
+        await this.#approvals.resume(message, name, caller);
+        answers = await answersOf(this.#approvals, message, name, caller);
       }
+      const scope: InvocationScope = {
+        caller: shared.caller,
+        options: { ...shared.options, cancellation, ...(answers !== undefined && { inputResponses: answers }) },
+        sinks: { ...shared.sinks, ...(env.progress !== undefined && { progress: env.progress }), ...(channel !== null && { client: channel }) },
+      };
       let result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, scope);
       const logging = channel?.close();
       if (logging) await logging;
       if (result.error?.code === 'input_required' && result.input_requests !== undefined && this.#approvals !== null && env.era === 'stateless')
-        return await inputRequired(this.#approvals, message, result, scope.caller, scope.inputResponses);
+        return await inputRequired(this.#approvals, message, result, caller, scope.options.inputResponses);
       const clientApprovals = this.#clients?.approvals;
       if (clientApprovals && result.approval !== undefined && env.era === 'handshake' && env.ask !== undefined) {
-        const question = { sessionKey: env.sessionKey, caller: scope.caller, ask: env.ask, cancellation };
+        const question = { sessionKey: env.sessionKey, caller, ask: env.ask, cancellation };
         // Decided while it waited: the same call again runs the approved call once, or reports the outcome (its time limit starts anew).
         if (await clientApprovals.ask(result, question))
-          result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, { ...scope, receivedAt: Date.now() });
+          result = await this.#dispatcher.invoke(
+            { id: null, name, arguments: args ?? {}, parsed: true },
+            { ...scope, options: { ...scope.options, receivedAt: Date.now() } },
+          );
       }
       if (result.authorization !== undefined) {
-        const client = { era: env.era, sessionKey: env.sessionKey, caller: scope.caller };
+        const client = { era: env.era, sessionKey: env.sessionKey, caller };
         const asked = await askToConnect(message, { ...result, authorization: result.authorization }, client, this.#clients?.capabilities ?? null);
         if (asked !== null) return asked;
       }
       if (this.#approvals !== null && env.era === 'stateless') {
-        const asked = await this.#approvals.ask(message, result, scope.caller);
+        const asked = await this.#approvals.ask(message, result, caller);
         if (asked !== null) return asked;
       }
       const rendered: Record<string, unknown> = { ...renderMcpCallToolResult(answered(result, this.#maxContentChars)) };

@@ -62,12 +62,12 @@ export class PolicyGate implements Stage {
 
   run(call: PipelineCall, next: Next): Promise<InvocationResult> {
     const { tool, params, scope, identity } = call;
-    const rule = this.match(tool, params, scope.principal, scope.caller, scope.sessionId);
+    const rule = this.match(tool, params, scope.caller.principal, scope.caller.id, scope.sinks.sessionId);
     if (rule === null) return next();
     call.rule = rule.index === null ? 'approval' : `policy[${rule.index}]`;
     if (rule.action === 'allow') return next();
     if (rule.action === 'deny') {
-      scope.log.info({ event: 'PolicyDenied', tool: tool.name, callId: identity.id, rule: rule.index }, 'call denied by policy');
+      scope.sinks.log.info({ event: 'PolicyDenied', tool: tool.name, callId: identity.id, rule: rule.index }, 'call denied by policy');
       const reason = rule.reason ?? `Policy does not allow this call to tool "${tool.name}".`;
       return Promise.resolve(failure(identity, 'policy_denied', reason, `policy[${rule.index}] denies it`));
     }
@@ -75,13 +75,13 @@ export class PolicyGate implements Stage {
       tool,
       params,
       identity,
-      caller: scope.caller,
-      principal: scope.principal,
-      sessionId: scope.sessionId,
+      caller: scope.caller.id,
+      principal: scope.caller.principal,
+      sessionId: scope.sinks.sessionId,
       budgetMs: call.budgetMs,
-      log: scope.log,
+      log: scope.sinks.log,
       rule,
-      ...(scope.taskId !== undefined && { task: { answers: scope.inputResponses } }),
+      ...(scope.options.taskId !== undefined && { task: { answers: scope.options.inputResponses } }),
     };
     // An approver's edit replaces the arguments the rest of the pipeline runs with.
     return this.#approvals.gate(held, (approved) => {

@@ -92,7 +92,7 @@ export async function invokeRoutes(
         reply,
         parsed.calls.map((call) => call.name),
       );
-      const scope = scopeOf(request, reply);
+      const scope = scopeOf(request, reply, format.name);
       const key = idempotencyKeyOf(request);
       const calls = { turn: parsed.turn, calls: parsed.calls.map((call, i) => keyedCall(call, key, parsed.turn ? i : undefined)) };
       if (prefersAsync(request)) return startTask(tasks, reply, format.name, calls, scope);
@@ -129,7 +129,7 @@ export async function invokeRoutes(
     },
     async (request, reply) => {
       app.requireScopes(request, reply, [request.params.name]);
-      const scope = scopeOf(request, reply);
+      const scope = scopeOf(request, reply, nativeFormat.name);
       const call = keyedCall({ id: null, name: request.params.name, arguments: request.body ?? {}, parsed: true }, idempotencyKeyOf(request));
       const calls = { calls: [call], turn: false };
       if (prefersAsync(request)) return startTask(tasks, reply, nativeFormat.name, calls, scope);

@@ -58,7 +58,7 @@ class HandlerStage implements Stage {
     const { tool, params, identity, scope } = call;
     const context = call.context(call.session);
     call.ran = true;
-    const settled = redacted(await settle(() => tool.handler(params, context), context, scope.cancellation, tool.heartbeatMs), call.redaction);
+    const settled = redacted(await settle(() => tool.handler(params, context), context, scope.options.cancellation, tool.heartbeatMs), call.redaction);
     if (settled.kind === 'stalled') {
       context.log.warn({ heartbeatMs: tool.heartbeatMs }, 'tool handler stopped beating: aborted as stuck');
       return failure(identity, 'deadline_exceeded', ...explain.stalled(tool, tool.heartbeatMs!));
@@ -75,7 +75,7 @@ class HandlerStage implements Stage {
       return failure(identity, 'result_invalid', message, detail);
     }
     const { message, value, success, exclude, valueJson, attachments } = call.announceSession
-      ? announceSession(checked, scope.sessionId!, call.announceSession === 'hint')
+      ? announceSession(checked, scope.sinks.sessionId!, call.announceSession === 'hint')
       : checked;
     const error = success ? null : { code: 'tool_failed' as const, detail: message };
     const parts: ResultParts = {
@@ -119,10 +119,10 @@ class HandlerStage implements Stage {
   /** Keeps a cut content whole for its caller; a store that is down loses the rest, not the call. */
   async #keepWhole({ scope, identity }: PipelineCall, content: string): Promise<ResultRef | null> {
     try {
-      return await this.#results!.keep({ caller: scope.caller, tool: identity.name, callId: identity.id, content });
+      return await this.#results!.keep({ caller: scope.caller.id, tool: identity.name, callId: identity.id, content });
     } catch (err) {
       if (!(err instanceof StoreUnavailable)) throw err;
-      scope.log.warn({ err, callId: identity.id }, 'the whole of a cut result could not be kept: the store is unreachable');
+      scope.sinks.log.warn({ err, callId: identity.id }, 'the whole of a cut result could not be kept: the store is unreachable');
       return null;
     }
   }

@@ -85,5 +85,17 @@ export function composeStages(stages: readonly Stage[]): (call: PipelineCall) =>
 }
 
 export type { Next, SessionStage, Stage } from './stage.ts';
-export { PipelineCall, type CallEnvironment, type InvocationScope, type Redaction, type RunKey, type ToolCall, type ToolsetRef } from './call.ts';
+export {
+  OPEN_CALLER,
+  PipelineCall,
+  type CallEnvironment,
+  type CallerIdentity,
+  type CallOptions,
+  type CallSinks,
+  type InvocationScope,
+  type Redaction,
+  type RunKey,
+  type ToolCall,
+  type ToolsetRef,
+} from './call.ts';
 export type { FinishedCall } from './record.ts';

@@ -9,7 +9,7 @@ export function lookupStage(registry: ToolRegistry): Stage {
     name: 'lookup',
     run(call, next) {
       const name = call.call.name;
-      const allows = call.scope.allows;
+      const allows = call.scope.options.allows;
       const tool = allows === undefined || allows(name) ? registry.get(name) : undefined;
       if (tool === undefined) {
         const visible = registry.list().filter((t) => allows === undefined || allows(t.name));

@@ -21,8 +21,8 @@ export function scopeStage({ defaultTimeoutMs, store }: ScopeOptions): Stage {
       const tool = call.tool;
       let scope = call.scope;
       // The tool's own limit may be longer than the default; the caller's X-Timeout-Ms can only shorten it.
-      const budgetMs = Math.min(scope.timeoutMs ?? Infinity, tool.timeoutMs ?? scope.defaultTimeoutMs ?? defaultTimeoutMs);
-      const deadline = scope.receivedAt + budgetMs;
+      const budgetMs = Math.min(scope.options.timeoutMs ?? Infinity, tool.timeoutMs ?? scope.options.defaultTimeoutMs ?? defaultTimeoutMs);
+      const deadline = scope.options.receivedAt + budgetMs;
       call.budgetMs = budgetMs;
       call.deadline = deadline;
       if (Date.now() >= deadline) {
@@ -30,12 +30,12 @@ export function scopeStage({ defaultTimeoutMs, store }: ScopeOptions): Stage {
         return Promise.resolve(failure(call.identity, 'deadline_exceeded', message, detail));
       }
       if (tool.takesSessionHandle) {
-        const chosen = chooseSession(scope.sessionId, scope.sessionSource, call.params);
-        if (chosen.id !== scope.sessionId || scope.sessionSource === 'connection')
-          call.scope = scope = { ...scope, sessionId: chosen.id, sessionSource: 'header' };
+        const chosen = chooseSession(scope.sinks.sessionId, scope.sinks.sessionSource, call.params);
+        if (chosen.id !== scope.sinks.sessionId || scope.sinks.sessionSource === 'connection')
+          call.scope = scope = { ...scope, sinks: { ...scope.sinks, sessionId: chosen.id, sessionSource: 'header' } };
         call.announceSession = chosen.announce;
       }
-      if (scope.sessionId !== null) store.assertAvailable();
+      if (scope.sinks.sessionId !== null) store.assertAvailable();
       return next();
     },
   };
