@@ -11,7 +11,7 @@ import type { ApprovalStatus, ApprovalStore } from '../store/approvals.ts';
 import { ownedSessions } from '../store/owned-sessions.ts';
 import type { Store } from '../store/types.ts';
 import { hashJson } from '../tools/hash.ts';
-import { failure, RESULT_TEXT, storedResult, type CallIdentity, type InvocationResult } from '../tools/outcome.ts';
+import { answerAgain, failure, RESULT_TEXT, type CallIdentity, type InvocationResult } from '../tools/outcome.ts';
 import { contentOf } from '../tools/render.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { Logger } from 'pino';
@@ -149,7 +149,7 @@ export class Approvals {
         return this.#answer(call, record, record.status === 'denied' ? 'approval_denied' : 'approval_expired');
       case 'executed':
         this.#options.metrics?.approval('replayed');
-        return { ...storedResult(record.result!), id: call.identity.id, replayed: true, approval: approvalRef(record) };
+        return { ...answerAgain(record.result!), id: call.identity.id, replayed: true, approval: approvalRef(record) };
       case 'approved':
         return this.#runApproved(call, record, run);
     }

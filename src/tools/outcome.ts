@@ -32,11 +32,11 @@ export interface InvocationResult extends Omit<InvocationAnswer, 'tool_message' 
 /** A result with its content rendered: what the formats turn into a provider's message. */
 export type AnsweredResult = InvocationResult & { content: string };
 
-/** An answered result as a store keeps it (JSON: its text is gone, its content stays). */
-export type StoredResult = Omit<AnsweredResult, typeof RESULT_TEXT>;
+/** An answered result as JSON carries it (an answer, a stored approval record): its text gone, its content there. */
+export type ResultAnswer = Omit<AnsweredResult, typeof RESULT_TEXT>;
 
-/** A stored result answered again: its text is the content it was answered with, already cut. */
-export function storedResult(stored: StoredResult): InvocationResult {
+/** A result answered before, answered again: its text is the content it was answered with, already cut. */
+export function answerAgain(stored: ResultAnswer): InvocationResult {
   return { ...stored, [RESULT_TEXT]: { message: stored.content, valueJson: null, limit: null } };
 }
 

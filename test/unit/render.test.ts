@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { answered } from '../../src/formats/answer.ts';
-import { failure, invocationResult, storedResult, type StoredResult } from '../../src/tools/outcome.ts';
+import { answerAgain, failure, invocationResult, type ResultAnswer } from '../../src/tools/outcome.ts';
 import { renderContent, wholeIfCut } from '../../src/tools/render.ts';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -83,7 +83,7 @@ describe('content rendered once, where the answer is formatted', () => {
 
   it('answers a stored answer again byte for byte', () => {
     const first = JSON.stringify(answered(success(100), 10_000));
-    const again = answered(storedResult(JSON.parse(first) as StoredResult), 10_000);
+    const again = answered(answerAgain(JSON.parse(first) as ResultAnswer), 10_000);
     expect(JSON.stringify(again)).toBe(first);
   });
 });
