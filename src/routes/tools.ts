@@ -20,7 +20,7 @@ interface ToolsQuery {
 const FIELDS: Record<string, (tool: RegisteredTool) => unknown> = {
   name: (t) => t.name,
   description: (t) => t.description,
-  source: (t) => t.source,
+  source: (t) => t.source.label,
   parameters: (t) => t.parameters,
   result: (t) => t.result ?? undefined,
   examples: (t) => t.examples,

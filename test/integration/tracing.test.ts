@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { captureTraceLink, flushTracing, runLinked, stopTracing, type TraceLink } from '../../src/tracing/index.ts';
 import { makeApp } from '../helpers/app.ts';
 import { registerLedgerTools } from '../helpers/ledger-tools.ts';
@@ -67,7 +67,7 @@ async function toolsFile(folder: string, url: string): Promise<string> {
   return file;
 }
 
-function registerTracedTools(registry: ToolRegistry): void {
+function registerTracedTools(registry: SourceRegistry): void {
   registerLedgerTools(registry);
   registry.registerTool({
     name: 'traced_lookup',
