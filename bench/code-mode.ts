@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { getEncoding } from 'js-tiktoken';
-import { buildApp } from '../src/app.ts';
+import { buildApp } from '../src/app/index.ts';
 import { declarationsOf } from '../src/builtin/code/declarations.ts';
 import { loadConfig } from '../src/config.ts';
 import { ok } from '../src/tools/define.ts';

@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildApp } from '../src/app.ts';
+import { buildApp } from '../src/app/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { ok } from '../src/tools/define.ts';
 import type { SourceRegistry } from '../src/tools/registry.ts';

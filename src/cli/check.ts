@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
-import { buildApp, VERSION } from '../app.ts';
+import { buildApp, VERSION } from '../app/index.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { createStore } from '../store/index.ts';
 import { Provenance } from '../tools/provenance.ts';

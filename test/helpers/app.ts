@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { inject } from 'vitest';
-import { buildApp } from '../../src/app.ts';
+import { buildApp } from '../../src/app/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { registerTestTools } from './tools.ts';

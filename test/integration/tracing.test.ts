@@ -14,7 +14,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/app.ts';
+import { createLogger } from '../../src/app/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ok } from '../../src/tools/define.ts';
 import type { SourceRegistry } from '../../src/tools/registry.ts';
