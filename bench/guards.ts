@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
-import { buildApp } from '../src/app.ts';
+import { buildApp } from '../src/app/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { OPEN_CALLER, type Dispatcher } from '../src/tools/invoke.ts';
 import { RedisServer } from '../support/redis-server.ts';

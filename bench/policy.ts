@@ -4,7 +4,7 @@
  * so every rule is evaluated), against the same echo tool. `npm run bench:policy`.
  */
 import { pino } from 'pino';
-import { buildApp } from '../src/app.ts';
+import { buildApp } from '../src/app/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { OPEN_CALLER, type Dispatcher } from '../src/tools/invoke.ts';
 import { mkdtemp, writeFile } from 'node:fs/promises';

@@ -8,7 +8,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { buildApp } from '../src/app.ts';
+import { buildApp } from '../src/app/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { OPEN_CALLER, type Dispatcher } from '../src/tools/invoke.ts';
 

@@ -90,9 +90,9 @@ class LeaseRenewer {
 
   async #renew({ log, key, token }: HeldLease): Promise<void> {
     try {
-      if (!(await this.#ledger.renew(key, token, this.#leaseMs))) log.warn({ idempotencyKey: key }, 'ledger lease was lost while the handler ran');
+      if (!(await this.#ledger.renew(key, token, this.#leaseMs))) log.warn({ ledgerKey: key }, 'ledger lease was lost while the handler ran');
     } catch (err) {
-      log.warn({ err, idempotencyKey: key }, 'ledger lease renewal failed');
+      log.warn({ err, ledgerKey: key }, 'ledger lease renewal failed');
     }
   }
 }
@@ -221,7 +221,7 @@ export class LedgerGuard implements Stage {
     const log = call.scope.sinks.log;
     const lease: HeldLease = { log, key, token, renewedAt: performance.now() };
     this.#renewer.hold(lease);
-    call.idempotencyKey = key; // the handler's context tells it
+    call.ledgerKey = key; // the handler's context tells it
     let result: InvocationResult;
     try {
       result = await next();
@@ -247,12 +247,12 @@ export class LedgerGuard implements Stage {
     );
     try {
       if (!(await withSpan('ledger complete', { 'toolport.tool': call.tool.name }, () => this.#ledger.complete(labels, token, effect, ttlS, true)))) {
-        log.warn({ idempotencyKey: key }, 'ledger lease lapsed while the handler ran: its result was not recorded');
+        log.warn({ ledgerKey: key }, 'ledger lease lapsed while the handler ran: its result was not recorded');
       }
     } catch (err) {
       // The effect happened: answer it rather than a 503. Unrecorded (or not held by the replicas),
       // the entry stays a lease, and a lease that lapses is the tool's on_lost to decide.
-      log.error({ err, idempotencyKey: key }, 'the ledger did not record a success');
+      log.error({ err, ledgerKey: key }, 'the ledger did not record a success');
     }
     result.effect_id = effect.effect_id;
     return this.#keyed(result, key);
@@ -269,7 +269,7 @@ export class LedgerGuard implements Stage {
       valueJson: excludeValue || value === null ? null : JSON.stringify(value),
       error: null,
       toolHash: effect.tool_hash,
-      replayOf: { effectId: effect.effect_id, idempotencyKey: effect.idempotency_key },
+      replayOf: { effectId: effect.effect_id, ledgerKey: effect.idempotency_key },
     });
   }
 
@@ -278,7 +278,7 @@ export class LedgerGuard implements Stage {
     if (fresh) {
       this.#metrics?.ledgerUnknown(lost.tool_name);
       call.scope.sinks.log.warn(
-        { idempotencyKey: lost.idempotency_key, effectId: lost.effect_id, lostAt: lost.lost_at },
+        { ledgerKey: lost.idempotency_key, effectId: lost.effect_id, lostAt: lost.lost_at },
         'a ledger lease lapsed without a record: outcome unknown',
       );
     }
@@ -303,7 +303,7 @@ export class LedgerGuard implements Stage {
     try {
       await this.#ledger.abort(key, token);
     } catch (err) {
-      log.warn({ err, idempotencyKey: key }, 'ledger lease could not be released; it lapses by itself');
+      log.warn({ err, ledgerKey: key }, 'ledger lease could not be released; it lapses by itself');
     }
   }
 }

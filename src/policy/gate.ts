@@ -34,7 +34,8 @@ export class PolicyGate implements Stage {
   #tool(tool: RegisteredTool): { input: PolicyInput['tool']; own: PolicyRule | null } {
     let known = this.#tools.get(tool);
     if (known === undefined) {
-      const input = Object.freeze({ name: tool.name, hash: tool.hash, source: tool.source, annotations: tool.annotations ?? NO_ANNOTATIONS });
+      const source = Object.freeze({ kind: tool.source.kind, name: tool.source.name });
+      const input = Object.freeze({ name: tool.name, hash: tool.hash, source, annotations: tool.annotations ?? NO_ANNOTATIONS });
       known = { input, own: tool.approval === null ? null : toolApprovalRule(tool.name, tool.approval) };
       this.#tools.set(tool, known);
     }

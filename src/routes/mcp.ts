@@ -184,7 +184,7 @@ export async function mcpRoutes(
     reply.header('allow', 'POST');
     return send(request, reply, 405, errorResponse(null, { code: ErrorCode.InvalidRequest, message }));
   };
-  // Routes that only refuse: their methods are not in the Allow of other answers (src/plugins/methods.ts).
+  // Routes that only refuse: their methods are not in the Allow of other answers (src/http/methods.ts).
   const noStream = notAllowed('GET /mcp without Mcp-Session-Id opens nothing: toolport opens a session stream (resource updates) only; POST JSON-RPC messages');
   for (const url of ['/mcp', '/mcp/:toolset']) {
     app.get(url, { schema: { hide: true }, config: { refusesMethod: true } }, (request, reply) => {

@@ -68,7 +68,7 @@ export interface ResultParts {
   error: ToolError | null;
   toolHash: string | null;
   /** Set when the result is the replay of a recorded effect. */
-  replayOf?: { effectId: string; idempotencyKey: string };
+  replayOf?: { effectId: string; ledgerKey: string };
   /** Non-text content blocks of the handler's result (named in the content). */
   attachments?: Attachment[] | null;
   /** Where the whole of a content that was cut is kept (docs/large-results.md). */
@@ -92,7 +92,7 @@ export function invocationResult(call: CallIdentity, parts: ResultParts): Invoca
     content: undefined,
     replayed: replay !== undefined,
     effect_id: replay?.effectId ?? null,
-    idempotency_key: replay?.idempotencyKey ?? null,
+    idempotency_key: replay?.ledgerKey ?? null,
     tool_hash: parts.toolHash,
     duration_ms: elapsedMs(call.startedAt),
     ...(parts.kept !== undefined && { result_ref: parts.kept }),

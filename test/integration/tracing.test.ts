@@ -15,10 +15,10 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPEN_CALLER } from '../../src/tools/invoke.ts';
-import { createLogger } from '../../src/app.ts';
+import { createLogger } from '../../src/app/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { captureTraceLink, flushTracing, runLinked, stopTracing, type TraceLink } from '../../src/tracing/index.ts';
 import { makeApp } from '../helpers/app.ts';
 import { registerLedgerTools } from '../helpers/ledger-tools.ts';
@@ -68,7 +68,7 @@ async function toolsFile(folder: string, url: string): Promise<string> {
   return file;
 }
 
-function registerTracedTools(registry: ToolRegistry): void {
+function registerTracedTools(registry: SourceRegistry): void {
   registerLedgerTools(registry);
   registry.registerTool({
     name: 'traced_lookup',

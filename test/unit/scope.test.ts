@@ -5,18 +5,20 @@ import { answered } from '../../src/formats/answer.ts';
 import { Dispatcher, type FinishedCall, type InvocationScope } from '../../src/tools/invoke.ts';
 import type { Stage } from '../../src/tools/pipeline/index.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
+import { pluginSource } from '../../src/tools/source.ts';
 
 const passing = (name: string): Stage => ({ name, run: (_call, next) => next() });
 
 function dispatcher(seen: FinishedCall[]): Dispatcher {
   const registry = new ToolRegistry();
-  registry.registerTool({
+  const tools = registry.of(pluginSource('scope-test.ts'));
+  tools.registerTool({
     name: 'inner',
     description: 'Answers who called it.',
     parameters: { type: 'object', properties: {} },
     handler: (_params, context) => ({ message: `called by ${context.caller ?? 'nobody'}`, value: null }),
   });
-  registry.registerTool({
+  tools.registerTool({
     name: 'outer',
     description: 'Calls inner.',
     parameters: { type: 'object', properties: {} },

@@ -137,7 +137,7 @@ export class PipelineCall {
   /** Set by the redaction stage: what the handler answers or throws goes through it first. */
   redaction: Redaction | null = null;
   /** Set by the ledger stage when it lets an idempotent call run: the call's ledger key. */
-  idempotencyKey: string | null = null;
+  ledgerKey: string | null = null;
   /** Set by the session stage for each attempt: the staged session the handler works on. */
   session: SessionHandle | null = null;
   /** Set by the guardrail input stage when a guardrail acted on the arguments (docs/guardrails.md). */
@@ -165,7 +165,7 @@ export class PipelineCall {
       callId: this.identity.id,
       toolName: this.tool.name,
       requestId: options.requestId,
-      idempotencyKey: this.idempotencyKey,
+      ledgerKey: this.ledgerKey,
       session,
       deadline: this.deadline,
       sessionId: sinks.sessionId,
