@@ -1,6 +1,6 @@
 /** The process: read the configuration, build the app, listen, and close with grace on SIGTERM/SIGINT. */
 import closeWithGrace from 'close-with-grace';
-import { buildApp, createLogger, VERSION } from './app.ts';
+import { buildApp, createLogger, VERSION } from './app/index.ts';
 import { loadConfig, type Config } from './config.ts';
 import { startTracing, stopTracing } from './tracing/index.ts';
 import { ConfigError, PluginLoadError, ToolDefinitionError, ToolsFileError } from './errors.ts';

@@ -1,19 +1,19 @@
 /**
  * The Fastify instance and what every request goes through before its route: request ids, strict
  * JSON bodies, one error handler answering problem+json, 503 while the service closes, and the checks
- * of Host and Origin (src/plugins/hosts.ts).
+ * of Host and Origin (src/http/hosts.ts).
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { Closing, InvalidBody, JsonInputError, NotFound, Overloaded, sendProblem } from '../errors.ts';
-import { answerTooLarge } from '../plugins/body-limit.ts';
+import { answerTooLarge } from '../http/body-limit.ts';
 import { parseJson } from '../json.ts';
 import { LazyChildLogger } from '../lazy-logger.ts';
 import type { Metrics } from '../metrics.ts';
-import { guardHostsAndOrigins } from '../plugins/hosts.ts';
-import { OVERLOADED_RETRY_AFTER_S, type EventLoopGuard } from '../plugins/event-loop.ts';
+import { guardHostsAndOrigins } from '../http/hosts.ts';
+import { OVERLOADED_RETRY_AFTER_S, type EventLoopGuard } from '../http/event-loop.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });

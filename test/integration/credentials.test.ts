@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { buildApp, createLogger } from '../../src/app.ts';
+import { buildApp, createLogger } from '../../src/app/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { STORES, get, post } from '../helpers/app.ts';
 import { bearer, testKeys, type TestKeys } from '../helpers/keys.ts';

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { makeApp, post } from '../helpers/app.ts';
 import { bearer, testKeys } from '../helpers/keys.ts';
 
@@ -15,7 +15,7 @@ describe("a request's log lines", () => {
 
   beforeAll(async () => {
     const keys = await testKeys(['note']);
-    const register = (registry: ToolRegistry) =>
+    const register = (registry: SourceRegistry) =>
       registry.registerTool({
         name: 'note',
         description: 'Writes one log line.',

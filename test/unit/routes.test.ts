@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.ts';
+import { buildApp } from '../../src/app/index.ts';
 import { ROUTES } from '../../src/app/routes.ts';
 import { loadConfig } from '../../src/config.ts';
 

@@ -158,7 +158,7 @@ export class McpFederation {
       for (const prompt of prompts) entries.push(this.#prompt(prompt));
     }
     const served = this.#config.pin ? await this.#pinned(entries) : entries;
-    const problem = this.#catalog.replaceSource(this.#config.label, served);
+    const problem = this.#catalog.replaceSource(this.#config.origin, served);
     if (problem !== null) this.#log.warn({ problem }, 'MCP resources and prompts left out of the catalog');
     if (fresh) {
       // A new connection has no subscriptions yet: those still watched are made again.
@@ -211,7 +211,7 @@ export class McpFederation {
     const subscribable = isObject(resources) && resources.subscribe === true;
     return {
       kind: 'resource',
-      source: this.#config.label,
+      source: this.#config.origin,
       name: tool ?? toolNameFor(source, resource.name),
       metadata,
       hash: entryHash('resource', uri, metadata),
@@ -227,7 +227,7 @@ export class McpFederation {
     const metadata = metadataOf(template);
     return {
       kind: 'template',
-      source: this.#config.label,
+      source: this.#config.origin,
       name: toolNameFor(source, template.name),
       metadata,
       hash: entryHash('template', uriTemplate, metadata),
@@ -243,7 +243,7 @@ export class McpFederation {
     const args = (prompt.arguments ?? []).map((a) => ({ ...a }));
     return {
       kind: 'prompt',
-      source: this.#config.label,
+      source: this.#config.origin,
       name,
       metadata,
       hash: entryHash('prompt', name, metadata, args),

@@ -18,7 +18,7 @@ function requested(request: FastifyRequest): string | undefined {
   return header;
 }
 
-export const toolsetPlugin = fp(
+export const toolsetHeader = fp(
   async (app: FastifyInstance, { toolsets }: { toolsets: Toolsets }) => {
     app.decorateRequest('toolset', null);
     app.addHook('preHandler', (request, _reply, done) => {
