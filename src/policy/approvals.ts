@@ -44,12 +44,10 @@ export interface ApprovalsOptions {
   maxContentChars: number;
   metrics?: Metrics;
   log?: Logger;
-  /** Puts the approval on the call's span. */
-  tracer: Tracer;
+  tracer: Tracer; // puts the approval on the call's span
   /** Told of every new approval and every decision (the webhook); must not throw, must not wait. */
   notice?: (record: ApprovalRecord) => void;
-  /** The audit log (docs/audit.md): every decision and expiry. */
-  audit?: AuditSink;
+  audit?: AuditSink; // the audit log (docs/audit.md): every decision and expiry
 }
 
 const LEASE_MARGIN_MS = 5_000;
