@@ -74,19 +74,18 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await app.register(requestTracingPlugin, { tracer: tracing });
   }
   // The call pipeline (src/tools/pipeline/): the stages built above tools/ are handed in here.
-  const sessions = new StagedSessionRunner(store, config.maxContentChars, metrics);
+  const sessions = new StagedSessionRunner(store, metrics);
   const dispatcher = new Dispatcher({
     registry,
     store,
-    ledger: new LedgerGuard(store.ledger, config.ledgerLeaseMs, config.maxContentChars, (id, owner) => sessions.view(id, owner), metrics),
+    ledger: new LedgerGuard(store.ledger, config.ledgerLeaseMs, (id, owner) => sessions.view(id, owner), metrics),
     session: sessions,
     defaultTimeoutMs: config.defaultTimeoutMs,
-    maxContentChars: config.maxContentChars,
     results,
     metrics,
     tracing: tracing?.callTracer(config.traceArguments) ?? null,
     onCall: onCallOf(feed, services.audit),
-    ...(vault !== null && { credentials: new CredentialsStage(vault, config.maxContentChars) }),
+    ...(vault !== null && { credentials: new CredentialsStage(vault) }),
     ...redactionOf(config, services),
     ...(policy.gate !== null && { policy: policy.gate }),
     ...(services.guardrails !== null && { guardrails: services.guardrails }),
@@ -95,7 +94,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const tasks = new TaskRunner({
     store: store.tasks,
     registry,
-    execute: (job, scope) => answerCalls(dispatcher, formatByName(job.format), job, scope),
+    execute: (job, scope) => answerCalls(dispatcher, formatByName(job.format), job, scope, config.maxContentChars),
     accessOf: taskAccess(keys, toolsets),
     ttlS: config.taskTtlS,
     timeoutMs: config.taskTimeoutMs,

@@ -66,7 +66,7 @@ export async function registerRoutes(app: FastifyInstance, parts: RouteParts): P
   await app.register(toolRoutes, { registry, provenance, toolsets });
   await app.register(searchRoutes, { search: parts.search });
   await app.register(provenanceRoutes, { provenance });
-  await app.register(invokeRoutes, { dispatcher, tasks });
+  await app.register(invokeRoutes, { dispatcher, tasks, maxContentChars: config.maxContentChars });
   await app.register(taskRoutes, { tasks });
   await app.register(sessionRoutes, { store });
   await app.register(metricsRoutes, { metrics: parts.metrics });
@@ -76,6 +76,7 @@ export async function registerRoutes(app: FastifyInstance, parts: RouteParts): P
     dispatcher,
     registry,
     version,
+    maxContentChars: config.maxContentChars,
     metrics: parts.metrics,
     tasks,
     results,

@@ -70,7 +70,7 @@ export async function openServices(config: Config, options: ServiceOptions, logg
   const store = await createStore(config, logger);
   const registry = new ToolRegistry({ maxContentChars: config.maxContentChars });
   const search = new ToolSearch(registry);
-  const results = new ResultResources(store.results, config.resultTtlS);
+  const results = new ResultResources(store.results, config.resultTtlS, config.maxContentChars);
   const provenance = new Provenance(store, registry, logger);
   const metrics = new Metrics();
   const audit = config.auditLog ? new AuditTrail(store.audit, { arguments: config.auditArguments, file: config.auditFile, log: logger }) : null;
@@ -84,7 +84,6 @@ export async function openServices(config: Config, options: ServiceOptions, logg
       provenance,
       workspaceRoot: config.workspaceRoot,
       results,
-      maxContentChars: config.maxContentChars,
       groups: config.builtins,
       search,
     });
@@ -133,7 +132,7 @@ async function buildGuardrails(
   const plugins = registry.guardrails();
   if (rules.length === 0 && plugins.length === 0) return null;
   const [{ compileGuards }, { Guardrails }] = await Promise.all([import('../guardrails/rules.ts'), import('../guardrails/stage.ts')]);
-  return new Guardrails(compileGuards(sources?.path ?? null, rules, plugins), config.maxContentChars, parts);
+  return new Guardrails(compileGuards(sources?.path ?? null, rules, plugins), parts);
 }
 
 /**

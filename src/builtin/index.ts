@@ -18,7 +18,6 @@ import { ConfigError } from '../errors.ts';
 export interface BuiltinDeps extends IntrospectDeps {
   workspaceRoot: string | null;
   results: ResultResources;
-  maxContentChars: number;
   /** The groups to serve (BUILTINS). */
   groups: ReadonlySet<BuiltinGroup>;
   /** The catalog's search index, for tool_search. */
@@ -30,9 +29,7 @@ const GROUPS: Record<BuiltinGroup, (registry: ToolRegistry, deps: BuiltinDeps) =
   planning: (registry) => registry.withSource('built-in planning tools', () => registerPlanningTools(registry)),
   introspect: (registry, deps) => registry.withSource('built-in introspect tools', () => registerIntrospectTools(registry, deps)),
   results: (registry, deps) =>
-    registry.withSource('built-in result_read tool', () =>
-      registry.registerTool(resultReadTool(deps.results, deps.maxContentChars) as unknown as ToolDefinition),
-    ),
+    registry.withSource('built-in result_read tool', () => registry.registerTool(resultReadTool(deps.results) as unknown as ToolDefinition)),
   workspace: async (registry, deps) => {
     if (deps.workspaceRoot === null) return;
     const root = await workspaceRoot(deps.workspaceRoot);

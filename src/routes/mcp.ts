@@ -127,6 +127,8 @@ export async function mcpRoutes(
     dispatcher: Dispatcher;
     registry: ToolRegistry;
     version: string;
+    /** MAX_CONTENT_CHARS: where a tools/call answer's text is cut. */
+    maxContentChars: number;
     metrics?: Metrics;
     tasks?: TaskRunner;
     results?: Pick<ResultResources, 'read'>;
@@ -152,6 +154,7 @@ export async function mcpRoutes(
     options.dispatcher,
     options.registry,
     options.version,
+    options.maxContentChars,
     options.tasks ? new McpTasks(options.tasks, options.taskInlineMs) : null,
     options.results ?? null,
     options.approvals ?? null,

@@ -29,7 +29,7 @@ function gateOf(...rules: unknown[]) {
     approval: { approvers: ['finance'], ttl_s: 60 },
     handler: () => ok(null),
   });
-  const gate = new PolicyGate(compile(...rules), {} as Approvals, 1000);
+  const gate = new PolicyGate(compile(...rules), {} as Approvals);
   const match = (
     name: string,
     args: Record<string, unknown>,
