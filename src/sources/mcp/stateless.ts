@@ -9,8 +9,7 @@ import { checkCallToolResult } from './call-result.ts';
 import type { Dispatcher } from 'undici';
 import { isObject } from '../../json.ts';
 import { UpstreamDown } from '../../errors.ts';
-import type { SampleRequest } from '../../tools/client-requests.ts';
-import type { ToolContext } from '../../tools/types.ts';
+import { askCaller, type Relayed } from './relay.ts';
 
 export const STATELESS_VERSION = '2026-07-28';
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
@@ -129,24 +128,8 @@ export class StatelessUpstream {
   }
 }
 
-/** Who answers an upstream's questions: the call's context (its client, through toolport's own `input_required`). */
-export type Asker = Pick<ToolContext, 'elicit' | 'sample'>;
-
 /** The most rounds of questions one call may take before it is given up. */
 const MAX_ROUNDS = 10;
-
-/** One question of the upstream, asked of toolport's caller; its answer goes back in `inputResponses`. */
-async function ask(asker: Asker, request: unknown): Promise<unknown> {
-  const { method, params } = isObject(request) ? request : {};
-  const given = isObject(params) ? params : {};
-  const message = typeof given.message === 'string' ? given.message : '';
-  if (method === 'elicitation/create')
-    return asker.elicit(
-      typeof given.url === 'string' ? { message, url: given.url } : { message, schema: isObject(given.requestedSchema) ? given.requestedSchema : {} },
-    );
-  if (method === 'sampling/createMessage') return asker.sample(given as unknown as SampleRequest);
-  throw new StatelessError(-32601, `the server asked ${String(method).slice(0, 100)}, which toolport does not relay`);
-}
 
 /**
  * tools/call statelessly. An `input_required` answer's questions are asked of toolport's caller
@@ -157,7 +140,7 @@ export async function callStatelessTool(
   upstream: StatelessUpstream,
   name: string,
   args: Record<string, unknown>,
-  options: { timeoutMs: number; headers?: Record<string, string>; asker: Asker },
+  options: { timeoutMs: number; headers?: Record<string, string>; asker: Relayed },
 ): Promise<Record<string, unknown>> {
   let params: Record<string, unknown> = { name, arguments: args };
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -165,7 +148,7 @@ export async function callStatelessTool(
     if (result.resultType !== 'input_required') return result;
     const requests = isObject(result.inputRequests) ? result.inputRequests : {};
     const responses: Record<string, unknown> = {};
-    for (const [key, request] of Object.entries(requests)) responses[key] = await ask(options.asker, request);
+    for (const [key, request] of Object.entries(requests)) responses[key] = await askCaller(options.asker, request);
     params = { name, arguments: args, inputResponses: responses, ...(result.requestState !== undefined && { requestState: result.requestState }) };
   }
   throw new StatelessError(-32603, `the server kept asking after ${MAX_ROUNDS} rounds`);
@@ -176,7 +159,7 @@ export async function callStateless(
   upstream: StatelessUpstream,
   name: string,
   args: Record<string, unknown>,
-  options: { deadline: number; headers?: Record<string, string>; progress: Asker },
+  options: { deadline: number; headers?: Record<string, string>; progress: Relayed },
 ): Promise<CallToolResult> {
   try {
     const timeoutMs = Math.max(1, options.deadline - Date.now()) + 1000;
