@@ -35,7 +35,8 @@ async function answeringClient(url: URL, asked: Asked[]): Promise<ClientV1> {
   });
   client.setRequestHandler(ElicitRequestSchema, (request) => {
     asked.push(request as Asked);
-    return ANSWER;
+    const schema = (request.params as { requestedSchema?: { properties?: Record<string, unknown> } }).requestedSchema;
+    return schema?.properties?.interpretation === undefined ? ANSWER : { action: 'accept', content: { interpretation: 'programming' } };
   });
   await client.connect(new TransportV1(url));
   return client;
@@ -98,6 +99,21 @@ describe.each(['stdio', 'Streamable HTTP'] as const)('server-everything over %s:
       await client.close();
     }
   });
+
+  it('follows a tool that requires tasks to its end, relaying the question the server queued for its task', async () => {
+    const asked: Asked[] = [];
+    const client = await answeringClient(url, asked);
+    try {
+      const result = await client.callTool({ name: 'everything_simulate-research-query', arguments: { topic: 'python', ambiguous: true } });
+      expect(asked).toEqual([
+        expect.objectContaining({ method: 'elicitation/create', params: expect.objectContaining({ message: expect.stringContaining('python') }) }),
+      ]);
+      expect(result.isError).toBeFalsy();
+      expect(textOf(result)).toContain('Research Report: python (programming)');
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
 
   it("relays the server's progress to the MCP client", async () => {
     const client = await answeringClient(url, []);
@@ -174,9 +190,10 @@ describe.each(['stdio', 'Streamable HTTP'] as const)('server-everything over %s:
   });
 });
 
-describe.each(['stdio', 'Streamable HTTP'] as const)('a server that logs and asks inside its calls, over %s', (transport) => {
+describe.each(['stdio', 'Streamable HTTP'] as const)('a server that logs, asks and runs tasks inside its calls, over %s', (transport) => {
   let app: FastifyInstance;
   let url: URL;
+  let base: string;
   beforeAll(async () => {
     let entry: Record<string, unknown> = stdioServer('relay', RELAYING);
     if (transport === 'Streamable HTTP') {
@@ -190,11 +207,35 @@ describe.each(['stdio', 'Streamable HTTP'] as const)('a server that logs and ask
       entry = { source: 'relay', url: upstream };
     }
     app = await makeMcpApp('redis', [entry]);
-    url = new URL('/mcp', await app.listen({ port: 0, host: '127.0.0.1' }));
+    base = await app.listen({ port: 0, host: '127.0.0.1' });
+    url = new URL('/mcp', base);
   }, 60_000);
   afterAll(async () => {
     await app?.close();
     await stopAll();
+  });
+
+  it("cancels the server's task when toolport's task that follows it is cancelled", async () => {
+    const statuses = async () => {
+      const response = await fetch(new URL('/tools/invoke', base), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'relay_task_statuses', arguments: {} }),
+      });
+      return JSON.parse(((await response.json()) as { value: unknown; message: string }).message) as Record<string, string>;
+    };
+    const tag = `held-${transport}`;
+    const started = await fetch(new URL('/tools/invoke', base), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+      body: JSON.stringify({ name: 'relay_hold', arguments: { tag } }),
+    });
+    expect(started.status).toBe(202);
+    const { task_id: id } = (await started.json()) as { task_id: string };
+    await until("the server's task runs", async () => (await statuses())[tag] === 'working');
+    const cancelled = await fetch(new URL(`/tasks/${id}`, base), { method: 'DELETE' });
+    expect(cancelled.status).toBe(200);
+    await until("the server's task is cancelled", async () => (await statuses())[tag] === 'cancelled');
   });
 
   it("relays the server's log message to the MCP client that made the call", async () => {

@@ -7,6 +7,7 @@
  * (upstream.ts).
  *
  * Which call a message belongs to: over Streamable HTTP, the call whose POST stream carried it;
+ * a question queued for a server's task (task-call.ts), the call that follows the task; otherwise,
  * over stdio, where the protocol does not say, the only call in flight. With several in flight, a
  * question is refused and a log line stays in toolport's own log: one caller's question never
  * reaches another caller.
@@ -18,6 +19,7 @@ import {
   ErrorCode,
   LoggingMessageNotificationSchema,
   McpError,
+  RELATED_TASK_META_KEY,
   type CreateMessageResult,
   type ElicitResult,
   type JSONRPCMessage,
@@ -56,6 +58,8 @@ export class UpstreamRelay {
   readonly #sharedStream: boolean;
   /** Questions that came on a call's own stream: the server's request id → the call's token. */
   readonly #onStream = new Map<RequestId, string>();
+  /** Tasks of the server that calls follow (task-call.ts): its task id → the call's token. */
+  readonly #tasks = new Map<string, string>();
   /** Calls whose question the caller could not answer: the failure they end with if the server then fails. */
   readonly #refused = new Map<string, ToolFailure>();
 
@@ -83,6 +87,15 @@ export class UpstreamRelay {
     return false;
   }
 
+  /** The call `token` follows the server's task `taskId`: the questions queued for that task are its own. */
+  follow(taskId: string, token: string): void {
+    this.#tasks.set(taskId, token);
+  }
+
+  unfollow(taskId: string): void {
+    this.#tasks.delete(taskId);
+  }
+
   /** Takes the failure a call ends with when its server failed after the caller could not answer its question. */
   takeRefusal(token: string): ToolFailure | undefined {
     if (this.#refused.size === 0) return undefined;
@@ -96,8 +109,15 @@ export class UpstreamRelay {
     return this.#calls.keys().next().value;
   }
 
+  /** The call following the task a question names (`_meta["io.modelcontextprotocol/related-task"]`). */
+  #ofTask(params: unknown): string | undefined {
+    if (this.#tasks.size === 0 || !isObject(params) || !isObject(params._meta)) return undefined;
+    const related = params._meta[RELATED_TASK_META_KEY];
+    return isObject(related) && typeof related.taskId === 'string' ? this.#tasks.get(related.taskId) : undefined;
+  }
+
   async #ask(request: { method: string; params?: unknown }, requestId: RequestId): Promise<unknown> {
-    const token = this.#onStream.get(requestId) ?? this.#onlyCall();
+    const token = this.#onStream.get(requestId) ?? this.#ofTask(request.params) ?? this.#onlyCall();
     this.#onStream.delete(requestId);
     const call = token === undefined ? undefined : this.#calls.get(token);
     if (call === undefined) {

@@ -29,6 +29,7 @@ import { ANY_RESULT, checkCallToolResult } from './call-result.ts';
 import { liveChildren, StdioTransport, trackChild } from './stdio-transport.ts';
 import { callStateless, StatelessUpstream } from './stateless.ts';
 import { EndSignal } from './end-signal.ts';
+import { callToolAsTask } from './task-call.ts';
 import { UpstreamRelay, type Relayed } from './relay.ts';
 import { ToolDefinitionError, UpstreamDown } from '../../errors.ts';
 import { InputRequired, ToolFailure } from '../../tools/failure.ts';
@@ -91,6 +92,8 @@ export class McpUpstream {
   #lean: UndiciStreamableHttpTransport | null = null;
   /** Tools the SDK Client must call itself: it checks their output schema, or they require tasks. */
   #viaClient = new Set<string>();
+  /** Tools that require tasks, of a server that runs tools/call as tasks (task-call.ts). */
+  #taskTools = new Set<string>();
 
   /** `http`: the connection pool for a server over HTTP. */
   constructor(config: McpServerConfig, log: Logger, version: string, listener: UpstreamListener, http: Dispatcher | null = null) {
@@ -191,6 +194,8 @@ export class McpUpstream {
       if (cursor === undefined) break;
     }
     this.#viaClient = new Set(tools.filter((tool) => tool.outputSchema !== undefined || tool.execution?.taskSupport === 'required').map((tool) => tool.name));
+    const tasks = client.getServerCapabilities()?.tasks?.requests?.tools?.call !== undefined;
+    this.#taskTools = new Set(tasks ? tools.filter((tool) => tool.execution?.taskSupport === 'required').map((tool) => tool.name) : []);
     return tools;
   }
 
@@ -271,7 +276,9 @@ export class McpUpstream {
       const result =
         signal === null
           ? await callToolOverHttp(lean!, progressToken, params, options.end)
-          : await client.callTool(params, ANY_RESULT, { signal, timeout: Math.max(1, options.deadline - Date.now()) + 1000 });
+          : this.#taskTools.has(name)
+            ? await callToolAsTask(client, params, this.#relay, { signal, timeout: Math.max(1, options.deadline - Date.now()) + 1000 })
+            : await client.callTool(params, ANY_RESULT, { signal, timeout: Math.max(1, options.deadline - Date.now()) + 1000 });
       const answer = checkCallToolResult(result);
       // The server failed after its caller could not answer its question: that is what the caller learns.
       const refused = answer.isError === true ? this.#relay.takeRefusal(progressToken) : undefined;
