@@ -4,13 +4,13 @@
  * over stdio and over Streamable HTTP asks for sampling and elicitation and reports progress; a
  * small server of our own logs inside its call and asks while another call is in flight. Callers:
  * the official SDK clients on /mcp (v1 in the handshake era, v2 in 2026-07-28) and HTTP /invoke
- * (plain and as a task).
+ * (plain and as a task). A 2026-07-28 server's tasks: mcp-relay-tasks.test.ts.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,34 +18,9 @@ import { startChild, stopAll, waitUntilReady } from '../../support/children.ts';
 import { freePorts } from '../../support/ports.ts';
 import { EVERYTHING, makeMcpApp, startEverythingHttp, stdioServer } from '../helpers/mcp-upstreams.ts';
 import { until } from '../helpers/tasks.ts';
+import { ANSWER, answeringClient, COMPLETION, INFO, textOf, type Asked } from '../helpers/mcp-callers.ts';
 
 const RELAYING = fileURLToPath(new URL('../fixtures/mcp/relaying-server.mjs', import.meta.url));
-const INFO = { name: 'toolport-test', version: '1.0.0' };
-const COMPLETION = { role: 'assistant', content: { type: 'text', text: 'forty-two' }, model: 'test-model', stopReason: 'endTurn' } as const;
-const ANSWER = { action: 'accept', content: { name: 'Ada Lovelace' } } as const;
-
-type Asked = { method: string; params: Record<string, any> };
-
-/** An SDK v1 client on /mcp that declares sampling and elicitation and answers both, noting what it was asked. */
-async function answeringClient(url: URL, asked: Asked[]): Promise<ClientV1> {
-  const client = new ClientV1(INFO, { capabilities: { sampling: {}, elicitation: { form: {} } } });
-  client.setRequestHandler(CreateMessageRequestSchema, (request) => {
-    asked.push(request as Asked);
-    return COMPLETION;
-  });
-  client.setRequestHandler(ElicitRequestSchema, (request) => {
-    asked.push(request as Asked);
-    const schema = (request.params as { requestedSchema?: { properties?: Record<string, unknown> } }).requestedSchema;
-    return schema?.properties?.interpretation === undefined ? ANSWER : { action: 'accept', content: { interpretation: 'programming' } };
-  });
-  await client.connect(new TransportV1(url));
-  return client;
-}
-
-function textOf(result: Record<string, unknown>): string {
-  return ((result.content ?? []) as { type: string; text?: string }[]).map((block) => block.text ?? '').join('\n');
-}
-
 describe.each(['stdio', 'Streamable HTTP'] as const)('server-everything over %s: its questions reach the caller', (transport) => {
   let app: FastifyInstance;
   let url: URL;
