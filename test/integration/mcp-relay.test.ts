@@ -213,6 +213,27 @@ describe.each(['stdio', 'Streamable HTTP'] as const)('a server that logs, asks a
     await until("the server's task is cancelled", async () => (await statuses())[tag] === 'cancelled');
   });
 
+  it("answers a refused resources/read or prompts/get with the server's own error code, message and data", async () => {
+    const client = await answeringClient(url, []);
+    try {
+      expect((await client.readResource({ uri: 'toolport://relay/notes://1' })).contents).toEqual([
+        { uri: 'toolport://relay/notes://1', text: 'the first note' },
+      ]);
+      await expect(client.readResource({ uri: 'toolport://relay/notes://7' })).rejects.toMatchObject({
+        code: -32002,
+        message: 'MCP error -32002: no note 7',
+        data: { uri: 'notes://7' },
+      });
+      await expect(client.getPrompt({ name: 'relay_refused' })).rejects.toMatchObject({
+        code: -32050,
+        message: 'MCP error -32050: this prompt is refused by its server',
+        data: { reason: 'quota' },
+      });
+    } finally {
+      await client.close();
+    }
+  });
+
   it("relays the server's log message to the MCP client that made the call", async () => {
     const client = await answeringClient(url, []);
     const logged: Record<string, unknown>[] = [];
