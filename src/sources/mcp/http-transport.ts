@@ -100,7 +100,10 @@ export class UndiciStreamableHttpTransport implements Transport {
         return;
       }
     }
-    if (call !== undefined && 'method' in message && this.oncallmessage?.(message, call) === true) return;
+    if (call !== undefined && 'method' in message) {
+      if (this.oncallmessage?.(message, call) === true) return;
+      if ('id' in message) this.#callHeaders?.asked(message.id, call);
+    }
     this.onmessage?.(message);
   }
 

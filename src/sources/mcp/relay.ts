@@ -49,6 +49,8 @@ export async function askCaller(asker: Pick<Relayed, 'elicit' | 'sample'>, reque
 }
 
 const QUESTIONS = new Set(['sampling/createMessage', 'elicitation/create']);
+/** Questions waiting for their handler at most; far more than calls can have open at once. */
+const MAX_OPEN_QUESTIONS = 1000;
 
 export class UpstreamRelay {
   /** The calls in flight, by progress token (upstream.ts keeps them). */
@@ -83,7 +85,10 @@ export class UpstreamRelay {
       this.#logged(message.params, token);
       return true;
     }
-    if ('id' in message && QUESTIONS.has(message.method)) this.#onStream.set(message.id, token);
+    if (!('id' in message) || !QUESTIONS.has(message.method)) return false;
+    // A question the SDK Client refuses before it reaches #ask (bad params) leaves its entry: the oldest go.
+    if (this.#onStream.size >= MAX_OPEN_QUESTIONS) this.#onStream.delete(this.#onStream.keys().next().value!);
+    this.#onStream.set(message.id, token);
     return false;
   }
 
