@@ -31,7 +31,9 @@ export function createHttpServer(config: Config, logger: Logger, metrics: Metric
     // Ledger keys in a path can be long (scope, session id, tool, Idempotency-Key): ≈ 460 characters.
     routerOptions: { maxParamLength: 2048 },
     // The router's own refusals (bad URL encoding, a path parameter too long) as problems too.
-    frameworkErrors: (error, request, reply) => sendProblem(request, reply, error),
+    frameworkErrors: (error, request, reply) => {
+      sendProblem(request, reply, error);
+    },
     // The per-request child logger is made only if the request logs something (src/lazy-logger.ts).
     childLoggerFactory: (parent, bindings, options) => new LazyChildLogger(parent as unknown as Logger, bindings, options) as unknown as FastifyBaseLogger,
     genReqId: (req) => {

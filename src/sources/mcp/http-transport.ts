@@ -69,7 +69,9 @@ export class UndiciStreamableHttpTransport implements Transport {
       this.sessionId = id;
       this.#postHeaders = null;
     },
-    initialized: () => this.#openGetStream(undefined, { reconnectable: true }).catch((err: Error) => this.onerror?.(err)),
+    initialized: () => {
+      this.#openGetStream(undefined, { reconnectable: true }).catch((err: Error) => this.onerror?.(err));
+    },
     stream: (open, options) => this.#sseReader(open, options),
     message: (message) => this.#deliver(message),
   };
