@@ -89,6 +89,17 @@ export const KeyFunctionError = createError('TP_KEY_FUNCTION', '%s', 500);
 export const UpstreamConnectionError = createError('TP_UPSTREAM_CONNECTION', '%s', 500);
 /** An MCP server behind a tool is not connected: upstream_unavailable. */
 export const UpstreamDown = createError('TP_UPSTREAM_DOWN', '%s', 500);
+const UpstreamRpcErrorBase = createError<[string]>('TP_UPSTREAM_RPC_ERROR', '%s', 502);
+/** An MCP server's own JSON-RPC error for a request toolport forwarded (resources/read, prompts/get…): relayed with its code. */
+export class UpstreamRpcError extends UpstreamRpcErrorBase {
+  readonly rpcCode: number;
+  readonly data: unknown;
+  constructor(rpcCode: number, message: string, data?: unknown) {
+    super(message);
+    this.rpcCode = rpcCode;
+    this.data = data;
+  }
+}
 
 // Errors that stop the start: printed, never answered.
 export const ConfigError = createError('TP_BAD_CONFIG', '%s', 500);

@@ -4,6 +4,8 @@
  * of Host and Origin (src/http/hosts.ts).
  */
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -20,8 +22,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export function createHttpServer(config: Config, logger: Logger, metrics: Metrics, loop: EventLoopGuard | null = null): FastifyInstance {
   const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
-    // One ToolInvoked line per call replaces Fastify's two lines per request.
+    // No logger instance for Fastify: given one, it puts two listeners on every response to log its
+    // end, which is off here (one ToolInvoked line per call replaces Fastify's two lines per request).
+    // The root logger is set as app.log below, and each request's logger is a lazy child of it.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.maxBodyBytes,
     onProtoPoisoning: 'error',
@@ -41,6 +44,7 @@ export function createHttpServer(config: Config, logger: Logger, metrics: Metric
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
   });
+  app.log = logger as FastifyBaseLogger;
 
   // Only JSON is taken: strict UTF-8 (invalid bytes are refused, not replaced), then parsed with
   // limits on depth and integer size (src/json.ts).
@@ -81,11 +85,28 @@ export function createHttpServer(config: Config, logger: Logger, metrics: Metric
   });
   // Before any route's own hooks (auth included): a rebound name or a foreign page is refused first.
   guardHostsAndOrigins(app, config, logger);
-  // Answers finished while closing end their keep-alive connection, so the close is not held open.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
-    done(null, payload);
-  });
+  closeAnswersInFlight(app);
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new NotFound(`no route ${request.method} ${request.url.split('?')[0]}`)));
   return app;
+}
+
+/**
+ * Answers still to be sent when the close begins end their keep-alive connection (`connection:
+ * close`), so the close is not held open. Marked once, at the close, on each open connection's
+ * answer in progress: connections are counted as they open and close, nothing is done per answer.
+ */
+function closeAnswersInFlight(app: FastifyInstance): void {
+  const sockets = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  app.addHook('preClose', (done) => {
+    for (const socket of sockets) {
+      // Node's own link from a socket to the answer it is writing (undocumented, stable since Node 0.x).
+      const answer = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+      if (answer != null && !answer.headersSent) answer.setHeader('connection', 'close');
+    }
+    done();
+  });
 }

@@ -35,9 +35,10 @@ const invokeHeaders = {
   },
 };
 
+/** Serialized here, so Fastify sends the text as it is instead of running its serialization step. */
 function sendJson(request: FastifyRequest, reply: FastifyReply, serialize: (body: object) => string, body: object): FastifyReply {
   markReplayed(reply, body);
-  return reply.type('application/json').header('x-request-id', request.id).serializer(serialize).send(body);
+  return reply.type('application/json').header('x-request-id', request.id).send(serialize(body));
 }
 
 const taskAccepted = {
