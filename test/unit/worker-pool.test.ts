@@ -2,6 +2,7 @@
  * The worker pool as a service of its own (src/tools/isolation/pool.ts): any caller runs a module's
  * exported function in a real piscina worker with a ToolContext, not only plugin tools.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CallContext, type NestedCalls } from '../../src/tools/context.ts';
@@ -73,5 +74,32 @@ describe('WorkerPool.run', () => {
     expect(await pool.run({ module: MODULE, export: 'useContext' }, {}, context)).toEqual({ message: 'used', value: { seen: 1, nested: { inner: true } } });
     expect(state.get('seen')).toBe(1);
     expect(nested).toEqual([['inner', { x: 1 }]]);
+  });
+});
+
+/** The nice value of each worker thread of this process (Linux: /proc/self/task/<tid>/stat). */
+function workerNiceness(): number[] {
+  const values: number[] = [];
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'WorkerThread') continue;
+    values.push(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return values;
+}
+
+describe.runIf(process.platform === 'linux')('worker priority', () => {
+  it('keeps a worker at the normal priority for short calls and lowers it to nice 19 once a handler keeps running', async () => {
+    const own = new WorkerPool({ size: 1, maxOldGenerationMb: 64, log });
+    try {
+      for (let i = 0; i < 20; i++) await own.run({ module: MODULE, export: 'double' }, { n: i }, contextWith({}));
+      const before = workerNiceness();
+      expect(before.length).toBeGreaterThan(0);
+      expect(before.every((nice) => nice === 0)).toBe(true);
+      expect(await own.run({ module: MODULE, export: 'busy' }, { ms: 300 }, contextWith({}))).toEqual({ message: 'done' });
+      expect(workerNiceness().filter((nice) => nice === 19)).toHaveLength(1);
+    } finally {
+      await own.close();
+    }
   });
 });

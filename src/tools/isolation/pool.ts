@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import { callEnd, Cancellation, type CancelListener } from '../context.ts';
 import { ToolFailure } from '../failure.ts';
 import type { ToolContext, ToolDefinition } from '../types.ts';
+import { LOWEST_PRIORITY, perThreadPriority, PriorityWatch, priorityRing } from './priority.ts';
 import { CallBridge, contextData, reviveError, type CallTask, type TaskOutcome, type WorkerMessage } from './protocol.ts';
 
 export interface WorkerPoolOptions {
@@ -30,9 +31,6 @@ export interface IsolatedTarget {
   tool?: string;
   export?: string;
 }
-
-/** Workers run at the lowest CPU priority: a spinning handler must not slow the event loop (/healthz, every other call). */
-const WORKER_NICE = 19;
 
 /** Piscina's abort signal for one call: fires when the call's Cancellation does, with no AbortController made. */
 class CallAbort implements CancelListener {
@@ -80,6 +78,8 @@ export class WorkerPool {
   readonly #modules = new Set<string>();
   readonly #calls = new Map<number, CallBridge>();
   #piscina: Piscina | null = null;
+  /** Lowers the priority of a worker whose handler keeps running (./priority.ts); null where threads cannot be set one by one. */
+  #priority: PriorityWatch | null = null;
   #closed = false;
   #seq = 0;
 
@@ -123,6 +123,7 @@ export class WorkerPool {
     if (target.tool !== undefined) task.tool = target.tool;
     if (target.export !== undefined) task.export = target.export;
     this.#calls.set(seq, bridge);
+    this.#priority?.watch();
     let outcome: TaskOutcome;
     try {
       outcome = (await pool.run(task, { signal: abort })) as TaskOutcome;
@@ -144,6 +145,7 @@ export class WorkerPool {
     this.#closed = true;
     const pool = this.#piscina;
     this.#piscina = null;
+    this.#priority?.stop();
     await pool?.destroy();
   }
 
@@ -151,6 +153,7 @@ export class WorkerPool {
     if (this.#piscina !== null) return this.#piscina;
     if (this.#closed) throw new ToolFailure('handler_error', 'The service is shutting down: the tool could not run.', 'the worker pool is closed');
     const { size, maxOldGenerationMb, log } = this.#options;
+    const ring = perThreadPriority ? priorityRing() : null;
     const pool = new Piscina({
       // A path, not a file URL: piscina would parse the URL again on every run.
       filename: fileURLToPath(new URL('./worker.ts', import.meta.url)),
@@ -159,13 +162,16 @@ export class WorkerPool {
       concurrentTasksPerWorker: 1,
       resourceLimits: { maxOldGenerationSizeMb: maxOldGenerationMb },
       execArgv: workerExecArgv(),
-      workerData: { modules: [...this.#modules] },
-      niceIncrement: WORKER_NICE,
+      workerData: { modules: [...this.#modules], ring },
+      // A spinning handler must not slow the event loop: lowered while it runs, or from the start where that cannot be done.
+      niceIncrement: ring === null ? LOWEST_PRIORITY : 0,
+      recordTiming: false, // nothing reads piscina's histograms: no clock reads per task
     });
     pool.on('message', (message: WorkerMessage) => this.#calls.get(message.seq)?.receive(message));
     // A worker that dies between calls: piscina replaces it; an 'error' nobody hears would end the process.
     pool.on('error', (err: unknown) => log.error({ err }, 'an idle isolated-handler worker died; it is replaced'));
     this.#piscina = pool;
+    if (ring !== null) this.#priority = new PriorityWatch(ring, () => this.#calls.keys());
     return pool;
   }
 

@@ -5,6 +5,7 @@
 import { parentPort, workerData, type TransferListItem } from 'node:worker_threads';
 import { exportedBy, importModule } from '../plugin-module.ts';
 import type { Resources, ToolContext, ToolDefinition } from '../types.ts';
+import { StartedCalls } from './priority.ts';
 import { errorData, WorkerContext, type CallTask, type TaskOutcome, type WorkerMessage } from './protocol.ts';
 
 type Handler = (params: unknown, context: ToolContext) => unknown;
@@ -51,8 +52,10 @@ function post(message: WorkerMessage, transfer?: TransferListItem[]): void {
   parentPort!.postMessage(message, transfer);
 }
 
+const data = workerData as { modules?: string[]; ring?: Int32Array | null } | null;
+const startedCalls = new StartedCalls(data?.ring ?? null);
 // The modules known when the pool started are imported now, before the first call waits for them.
-for (const specifier of (workerData as { modules?: string[] } | null)?.modules ?? []) loaded(specifier).catch(() => {});
+for (const specifier of data?.modules ?? []) loaded(specifier).catch(() => {});
 
 export default async function runIsolatedCall(task: CallTask): Promise<TaskOutcome> {
   let module = ready.get(task.module);
@@ -69,6 +72,7 @@ export default async function runIsolatedCall(task: CallTask): Promise<TaskOutco
     return { sent: 0, threw: errorData(new Error(`the worker found no ${what} in ${task.module}`)) };
   }
   const context = new WorkerContext(task, module.resources, post);
+  startedCalls.started(task.seq); // the handler's run, not its module's import, is what may keep the thread busy
   try {
     const returned = await (handler as Handler)(task.params, context);
     return { sent: context.sent, returned };
