@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CallContext, type NestedCalls } from '../../src/tools/context.ts';
 import { WorkerPool } from '../../src/tools/isolation/pool.ts';
+import { CallEnded } from '../../src/tools/race.ts';
 import type { NestedResult, SessionHandle } from '../../src/tools/types.ts';
 
 const MODULE = new URL('../fixtures/isolation/exports.ts', import.meta.url).href;
@@ -101,5 +102,39 @@ describe.runIf(process.platform === 'linux')('worker priority', () => {
     } finally {
       await own.close();
     }
+  });
+});
+
+describe.runIf(process.platform === 'linux')('a call that ends while its handler runs', () => {
+  const own = new WorkerPool({ size: 1, maxOldGenerationMb: 64, log });
+  afterAll(() => own.close());
+  const count = async () => ((await own.run({ module: MODULE, export: 'count' }, {}, contextWith({}))) as { value: number }).value;
+  /** Runs `busy` for `ms` and ends the call `afterMs` into it, as the pipeline does. */
+  const endDuring = (ms: number, kind: 'cancelled' | 'deadline', afterMs = 30) => {
+    const context = contextWith({});
+    setTimeout(() => context.ended.cancel(new CallEnded(kind)), afterMs);
+    return own.run({ module: MODULE, export: 'busy' }, { ms }, context).then(
+      () => 'returned',
+      () => 'aborted',
+    );
+  };
+
+  it('keeps the worker when the caller went away and the handler returns soon after', async () => {
+    const first = await count();
+    expect(await endDuring(60, 'cancelled')).toBe('returned');
+    expect(await count()).toBe(first + 1);
+  });
+
+  it('terminates and replaces the worker when the handler keeps running after its caller went away', async () => {
+    await count();
+    expect(await endDuring(5000, 'cancelled')).toBe('aborted');
+    expect(await count()).toBe(1);
+  });
+
+  it('terminates the worker at once at the deadline', async () => {
+    await count();
+    // A 60 ms handler ended 30 ms in: with any grace it would have returned.
+    expect(await endDuring(60, 'deadline')).toBe('aborted');
+    expect(await count()).toBe(1);
   });
 });

@@ -14,7 +14,8 @@ import type { Logger } from 'pino';
 import { callEnd, Cancellation, type CancelListener } from '../context.ts';
 import { ToolFailure } from '../failure.ts';
 import type { ToolContext, ToolDefinition } from '../types.ts';
-import { LOWEST_PRIORITY, perThreadPriority, PriorityWatch, priorityRing } from './priority.ts';
+import { CallEnded } from '../race.ts';
+import { LOWEST_PRIORITY, perThreadPriority, PriorityWatch, priorityRing, startedIn } from './priority.ts';
 import { CallBridge, contextData, reviveError, type CallTask, type TaskOutcome, type WorkerMessage } from './protocol.ts';
 
 export interface WorkerPoolOptions {
@@ -32,14 +33,30 @@ export interface IsolatedTarget {
   export?: string;
 }
 
-/** Piscina's abort signal for one call: fires when the call's Cancellation does, with no AbortController made. */
+/**
+ * How long a handler whose caller went away may still take to return before its worker is
+ * terminated: starting a worker again costs more CPU than this (measured: 200–250 ms with tsx).
+ */
+const CANCEL_GRACE_MS = 100;
+
+/**
+ * Piscina's abort signal for one call: fires when the call's Cancellation does, with no
+ * AbortController made. At the deadline, a missed heartbeat or before the handler started, at
+ * once; when the caller goes away from a running handler, after CANCEL_GRACE_MS unless the handler
+ * has returned by then (its worker is then kept).
+ */
 class CallAbort implements CancelListener {
   aborted = false;
   #listener: (() => void) | null = null;
+  #grace: NodeJS.Timeout | null = null;
   readonly #end: Cancellation;
+  readonly #ring: Int32Array | null;
+  readonly #seq: number;
 
-  constructor(end: Cancellation) {
+  constructor(end: Cancellation, ring: Int32Array | null, seq: number) {
     this.#end = end;
+    this.#ring = ring;
+    this.#seq = seq;
     end.subscribe(this);
   }
 
@@ -58,12 +75,26 @@ class CallAbort implements CancelListener {
 
   onCancelled(): void {
     this.aborted = true;
+    const reason = this.#end.reason;
+    if (reason instanceof CallEnded && reason.kind === 'cancelled' && this.#ring !== null && startedIn(this.#ring, this.#seq)) {
+      this.#grace = setTimeout(terminate, CANCEL_GRACE_MS, this);
+      this.#grace.unref();
+    } else this.terminate();
+  }
+
+  /** Tells piscina: it drops the task if queued, else terminates and replaces the worker running it. */
+  terminate(): void {
     this.#listener?.();
   }
 
   release(): void {
+    if (this.#grace !== null) clearTimeout(this.#grace);
     this.#end.unsubscribe(this);
   }
+}
+
+function terminate(abort: CallAbort): void {
+  abort.terminate();
 }
 
 /** The import flag that lets a worker load TypeScript as the main thread does (tsx), unless it already has it. */
@@ -80,6 +111,8 @@ export class WorkerPool {
   #piscina: Piscina | null = null;
   /** Lowers the priority of a worker whose handler keeps running (./priority.ts); null where threads cannot be set one by one. */
   #priority: PriorityWatch | null = null;
+  /** Which thread runs which call (./priority.ts); null where threads cannot be told apart. */
+  #ring: Int32Array | null = null;
   #closed = false;
   #seq = 0;
 
@@ -118,7 +151,7 @@ export class WorkerPool {
     const seq = ++this.#seq;
     const bridge = new CallBridge(context);
     const end = callEnd(context);
-    const abort = end instanceof Cancellation ? new CallAbort(end) : end;
+    const abort = end instanceof Cancellation ? new CallAbort(end, this.#ring, seq) : end;
     const task: CallTask = { seq, module: target.module, params, context: contextData(context, this.#options.log.level) };
     if (target.tool !== undefined) task.tool = target.tool;
     if (target.export !== undefined) task.export = target.export;
@@ -154,6 +187,7 @@ export class WorkerPool {
     if (this.#closed) throw new ToolFailure('handler_error', 'The service is shutting down: the tool could not run.', 'the worker pool is closed');
     const { size, maxOldGenerationMb, log } = this.#options;
     const ring = perThreadPriority ? priorityRing() : null;
+    this.#ring = ring;
     const pool = new Piscina({
       // A path, not a file URL: piscina would parse the URL again on every run.
       filename: fileURLToPath(new URL('./worker.ts', import.meta.url)),

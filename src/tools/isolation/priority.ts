@@ -30,6 +30,11 @@ export function priorityRing(): Int32Array {
   return new Int32Array(new SharedArrayBuffer(SLOTS * 2 * Int32Array.BYTES_PER_ELEMENT));
 }
 
+/** Whether the call numbered `seq` has started its handler in a worker (its module imported). */
+export function startedIn(ring: Int32Array, seq: number): boolean {
+  return Atomics.load(ring, (seq & (SLOTS - 1)) * 2) === (seq | 0);
+}
+
 /** The worker side: its thread's id once (0 when unknown), then one slot written per call. */
 export class StartedCalls {
   readonly #ring: Int32Array | null;
@@ -88,9 +93,8 @@ export class PriorityWatch {
     let any = false;
     for (const seq of this.#inFlight()) {
       any = true;
-      const slot = (seq & (SLOTS - 1)) * 2;
-      if (Atomics.load(ring, slot) !== (seq | 0)) continue; // still queued
-      const tid = Atomics.load(ring, slot + 1);
+      if (!startedIn(ring, seq)) continue; // still queued
+      const tid = Atomics.load(ring, (seq & (SLOTS - 1)) * 2 + 1);
       running.add(seq);
       if (this.#running.has(seq)) lower(tid); // again at each tick: a cheap call, and a thread id may be reused
     }
