@@ -131,6 +131,17 @@ describe.runIf(process.platform === 'linux')('a call that ends while its handler
     expect(await count()).toBe(1);
   });
 
+  it('never starts a handler whose caller went away while it waited for a worker', async () => {
+    const first = await count();
+    const busy = endDuring(20, 'cancelled', 1000); // holds the one worker; its call ends after it returned
+    const context = contextWith({});
+    const queued = own.run({ module: MODULE, export: 'count' }, {}, context);
+    context.ended.cancel(new CallEnded('cancelled'));
+    await expect(queued).rejects.toThrow('the call ended before its handler started');
+    expect(await busy).toBe('returned');
+    expect(await count()).toBe(first + 1);
+  });
+
   it('terminates the worker at once at the deadline', async () => {
     await count();
     // A 60 ms handler ended 30 ms in: with any grace it would have returned.

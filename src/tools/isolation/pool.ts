@@ -15,7 +15,8 @@ import { callEnd, Cancellation, type CancelListener } from '../context.ts';
 import { ToolFailure } from '../failure.ts';
 import type { ToolContext, ToolDefinition } from '../types.ts';
 import { CallEnded } from '../race.ts';
-import { LOWEST_PRIORITY, perThreadPriority, PriorityWatch, priorityRing, startedIn } from './priority.ts';
+import { callSlots, markCancelled } from './call-slots.ts';
+import { LOWEST_PRIORITY, perThreadPriority, PriorityWatch } from './priority.ts';
 import { CallBridge, contextData, reviveError, type CallTask, type TaskOutcome, type WorkerMessage } from './protocol.ts';
 
 export interface WorkerPoolOptions {
@@ -41,21 +42,21 @@ const CANCEL_GRACE_MS = 100;
 
 /**
  * Piscina's abort signal for one call: fires when the call's Cancellation does, with no
- * AbortController made. At the deadline, a missed heartbeat or before the handler started, at
- * once; when the caller goes away from a running handler, after CANCEL_GRACE_MS unless the handler
- * has returned by then (its worker is then kept).
+ * AbortController made. At the deadline or a missed heartbeat, at once. When the caller goes away,
+ * a handler not started yet never starts (the call slots say so to the worker) and one running
+ * has CANCEL_GRACE_MS to return and keep its worker; then the signal fires.
  */
 class CallAbort implements CancelListener {
   aborted = false;
   #listener: (() => void) | null = null;
   #grace: NodeJS.Timeout | null = null;
   readonly #end: Cancellation;
-  readonly #ring: Int32Array | null;
+  readonly #slots: Int32Array;
   readonly #seq: number;
 
-  constructor(end: Cancellation, ring: Int32Array | null, seq: number) {
+  constructor(end: Cancellation, slots: Int32Array, seq: number) {
     this.#end = end;
-    this.#ring = ring;
+    this.#slots = slots;
     this.#seq = seq;
     end.subscribe(this);
   }
@@ -76,7 +77,8 @@ class CallAbort implements CancelListener {
   onCancelled(): void {
     this.aborted = true;
     const reason = this.#end.reason;
-    if (reason instanceof CallEnded && reason.kind === 'cancelled' && this.#ring !== null && startedIn(this.#ring, this.#seq)) {
+    if (reason instanceof CallEnded && reason.kind === 'cancelled') {
+      markCancelled(this.#slots, this.#seq);
       this.#grace = setTimeout(terminate, CANCEL_GRACE_MS, this);
       this.#grace.unref();
     } else this.terminate();
@@ -111,8 +113,8 @@ export class WorkerPool {
   #piscina: Piscina | null = null;
   /** Lowers the priority of a worker whose handler keeps running (./priority.ts); null where threads cannot be set one by one. */
   #priority: PriorityWatch | null = null;
-  /** Which thread runs which call (./priority.ts); null where threads cannot be told apart. */
-  #ring: Int32Array | null = null;
+  /** What the workers and this thread share of each call (./call-slots.ts). */
+  readonly #slots = callSlots();
   #closed = false;
   #seq = 0;
 
@@ -151,7 +153,7 @@ export class WorkerPool {
     const seq = ++this.#seq;
     const bridge = new CallBridge(context);
     const end = callEnd(context);
-    const abort = end instanceof Cancellation ? new CallAbort(end, this.#ring, seq) : end;
+    const abort = end instanceof Cancellation ? new CallAbort(end, this.#slots, seq) : end;
     const task: CallTask = { seq, module: target.module, params, context: contextData(context, this.#options.log.level) };
     if (target.tool !== undefined) task.tool = target.tool;
     if (target.export !== undefined) task.export = target.export;
@@ -186,8 +188,6 @@ export class WorkerPool {
     if (this.#piscina !== null) return this.#piscina;
     if (this.#closed) throw new ToolFailure('handler_error', 'The service is shutting down: the tool could not run.', 'the worker pool is closed');
     const { size, maxOldGenerationMb, log } = this.#options;
-    const ring = perThreadPriority ? priorityRing() : null;
-    this.#ring = ring;
     const pool = new Piscina({
       // A path, not a file URL: piscina would parse the URL again on every run.
       filename: fileURLToPath(new URL('./worker.ts', import.meta.url)),
@@ -196,16 +196,16 @@ export class WorkerPool {
       concurrentTasksPerWorker: 1,
       resourceLimits: { maxOldGenerationSizeMb: maxOldGenerationMb },
       execArgv: workerExecArgv(),
-      workerData: { modules: [...this.#modules], ring },
-      // A spinning handler must not slow the event loop: lowered while it runs, or from the start where that cannot be done.
-      niceIncrement: ring === null ? LOWEST_PRIORITY : 0,
+      workerData: { modules: [...this.#modules], slots: this.#slots },
+      // A spinning handler must not slow the event loop: lowered once it keeps running, or from the start where that cannot be done.
+      niceIncrement: perThreadPriority ? 0 : LOWEST_PRIORITY,
       recordTiming: false, // nothing reads piscina's histograms: no clock reads per task
     });
     pool.on('message', (message: WorkerMessage) => this.#calls.get(message.seq)?.receive(message));
     // A worker that dies between calls: piscina replaces it; an 'error' nobody hears would end the process.
     pool.on('error', (err: unknown) => log.error({ err }, 'an idle isolated-handler worker died; it is replaced'));
     this.#piscina = pool;
-    if (ring !== null) this.#priority = new PriorityWatch(ring, () => this.#calls.keys());
+    if (perThreadPriority) this.#priority = new PriorityWatch(this.#slots, () => this.#calls.keys());
     return pool;
   }
 

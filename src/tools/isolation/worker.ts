@@ -5,7 +5,7 @@
 import { parentPort, workerData, type TransferListItem } from 'node:worker_threads';
 import { exportedBy, importModule } from '../plugin-module.ts';
 import type { Resources, ToolContext, ToolDefinition } from '../types.ts';
-import { StartedCalls } from './priority.ts';
+import { WorkerSlots } from './call-slots.ts';
 import { errorData, WorkerContext, type CallTask, type TaskOutcome, type WorkerMessage } from './protocol.ts';
 
 type Handler = (params: unknown, context: ToolContext) => unknown;
@@ -52,8 +52,8 @@ function post(message: WorkerMessage, transfer?: TransferListItem[]): void {
   parentPort!.postMessage(message, transfer);
 }
 
-const data = workerData as { modules?: string[]; ring?: Int32Array | null } | null;
-const startedCalls = new StartedCalls(data?.ring ?? null);
+const data = workerData as { modules?: string[]; slots?: Int32Array } | null;
+const slots = new WorkerSlots(data?.slots ?? null);
 // The modules known when the pool started are imported now, before the first call waits for them.
 for (const specifier of data?.modules ?? []) loaded(specifier).catch(() => {});
 
@@ -71,8 +71,9 @@ export default async function runIsolatedCall(task: CallTask): Promise<TaskOutco
     const what = task.tool !== undefined ? `tool "${task.tool}"` : `export "${task.export}"`;
     return { sent: 0, threw: errorData(new Error(`the worker found no ${what} in ${task.module}`)) };
   }
+  // After the import: the handler's run, not its module's import, is what may keep the thread busy.
+  if (!slots.start(task.seq)) return { sent: 0, threw: errorData(new Error('the call ended before its handler started')) };
   const context = new WorkerContext(task, module.resources, post);
-  startedCalls.started(task.seq); // the handler's run, not its module's import, is what may keep the thread busy
   try {
     const returned = await (handler as Handler)(task.params, context);
     return { sent: context.sent, returned };
