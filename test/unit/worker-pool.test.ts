@@ -90,15 +90,19 @@ function workerNiceness(): number[] {
 }
 
 describe.runIf(process.platform === 'linux')('worker priority', () => {
-  it('keeps a worker at the normal priority for short calls and lowers it to nice 19 once a handler keeps running', async () => {
+  it('keeps a worker at the normal priority for short calls and lowers it to nice 19 while a handler keeps running', async () => {
     const own = new WorkerPool({ size: 1, maxOldGenerationMb: 64, log });
     try {
       for (let i = 0; i < 20; i++) await own.run({ module: MODULE, export: 'double' }, { n: i }, contextWith({}));
       const before = workerNiceness();
       expect(before.length).toBeGreaterThan(0);
       expect(before.every((nice) => nice === 0)).toBe(true);
-      expect(await own.run({ module: MODULE, export: 'busy' }, { ms: 300 }, contextWith({}))).toEqual({ message: 'done' });
+      const running = own.run({ module: MODULE, export: 'busy' }, { ms: 400 }, contextWith({}));
+      await new Promise((resolve) => setTimeout(resolve, 200));
       expect(workerNiceness().filter((nice) => nice === 19)).toHaveLength(1);
+      expect(await running).toEqual({ message: 'done' });
+      // Raised again once the call ended where the process may (as root), else kept at 19 until the worker is replaced.
+      if (process.getuid?.() === 0) expect(workerNiceness().every((nice) => nice === 0)).toBe(true);
     } finally {
       await own.close();
     }
@@ -109,25 +113,32 @@ describe.runIf(process.platform === 'linux')('a call that ends while its handler
   const own = new WorkerPool({ size: 1, maxOldGenerationMb: 64, log });
   afterAll(() => own.close());
   const count = async () => ((await own.run({ module: MODULE, export: 'count' }, {}, contextWith({}))) as { value: number }).value;
-  /** Runs `busy` for `ms` and ends the call `afterMs` into it, as the pipeline does. */
+  /** Runs `busy` for `ms` and ends the call `afterMs` into it, as the pipeline does; how it settled and how long after the end. */
   const endDuring = (ms: number, kind: 'cancelled' | 'deadline', afterMs = 30) => {
     const context = contextWith({});
-    setTimeout(() => context.ended.cancel(new CallEnded(kind)), afterMs);
+    let endedAt = Number.NaN;
+    setTimeout(() => {
+      endedAt = performance.now();
+      context.ended.cancel(new CallEnded(kind));
+    }, afterMs);
+    const settled = (outcome: string) => ({ outcome, msAfterEnd: performance.now() - endedAt });
     return own.run({ module: MODULE, export: 'busy' }, { ms }, context).then(
-      () => 'returned',
-      () => 'aborted',
+      () => settled('returned'),
+      () => settled('aborted'),
     );
   };
 
   it('keeps the worker when the caller went away and the handler returns soon after', async () => {
     const first = await count();
-    expect(await endDuring(60, 'cancelled')).toBe('returned');
+    expect((await endDuring(60, 'cancelled')).outcome).toBe('returned');
     expect(await count()).toBe(first + 1);
   });
 
   it('terminates and replaces the worker when the handler keeps running after its caller went away', async () => {
     await count();
-    expect(await endDuring(5000, 'cancelled')).toBe('aborted');
+    const { outcome, msAfterEnd } = await endDuring(5000, 'cancelled');
+    expect(outcome).toBe('aborted');
+    expect(msAfterEnd).toBeGreaterThanOrEqual(100); // the grace
     expect(await count()).toBe(1);
   });
 
@@ -137,15 +148,17 @@ describe.runIf(process.platform === 'linux')('a call that ends while its handler
     const context = contextWith({});
     const queued = own.run({ module: MODULE, export: 'count' }, {}, context);
     context.ended.cancel(new CallEnded('cancelled'));
-    await expect(queued).rejects.toThrow('the call ended before its handler started');
-    expect(await busy).toBe('returned');
+    // Dropped from the queue after the grace, or handed to the worker, which does not start it.
+    await expect(queued).rejects.toThrow();
+    expect((await busy).outcome).toBe('returned');
     expect(await count()).toBe(first + 1);
   });
 
   it('terminates the worker at once at the deadline', async () => {
     await count();
-    // A 60 ms handler ended 30 ms in: with any grace it would have returned.
-    expect(await endDuring(60, 'deadline')).toBe('aborted');
+    const { outcome, msAfterEnd } = await endDuring(5000, 'deadline');
+    expect(outcome).toBe('aborted');
+    expect(msAfterEnd).toBeLessThan(100); // no grace: settled in the same turn as the deadline
     expect(await count()).toBe(1);
   });
 });

@@ -169,6 +169,7 @@ export class WorkerPool {
       throw this.#crashed(error, context);
     } finally {
       this.#calls.delete(seq);
+      this.#priority?.ended(seq);
       bridge.close();
       if (abort instanceof CallAbort) abort.release();
     }
