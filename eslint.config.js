@@ -1,4 +1,5 @@
-// ESLint: the recommended JavaScript and typescript-eslint rules over the sources, tests, benches and the console.
+// ESLint: the recommended JavaScript and typescript-eslint rules over the sources, tests, benches and the console,
+// and two type-aware rules over the TypeScript: a promise is awaited (or handed off on purpose), never dropped.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
@@ -11,6 +12,15 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.node } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    // Type information comes from the nearest tsconfig.json (the root one, or the plugin template's).
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
     },
   },
   {

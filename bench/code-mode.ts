@@ -11,11 +11,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { getEncoding } from 'js-tiktoken';
-import { buildApp } from '../src/app.ts';
+import { buildApp } from '../src/app/index.ts';
 import { declarationsOf } from '../src/builtin/code/declarations.ts';
 import { loadConfig } from '../src/config.ts';
 import { ok } from '../src/tools/define.ts';
-import type { ToolRegistry } from '../src/tools/registry.ts';
+import type { SourceRegistry } from '../src/tools/registry.ts';
 
 /** A 3-step task: find the open issues of a repository, read a pull request, comment on an issue. */
 const STEPS = ['list issues of a repository', 'get a pull request', 'create a comment on an issue'];
@@ -59,7 +59,7 @@ async function tokensOnGitHub(): Promise<void> {
   await app.close();
 }
 
-function registerEcho(registry: ToolRegistry): void {
+function registerEcho(registry: SourceRegistry): void {
   registry.registerTool({
     name: 'bench_echo',
     description: 'Echo the text back.',

@@ -13,10 +13,10 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildApp } from '../src/app.ts';
+import { buildApp } from '../src/app/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { ok } from '../src/tools/define.ts';
-import type { ToolRegistry } from '../src/tools/registry.ts';
+import type { SourceRegistry } from '../src/tools/registry.ts';
 import { GITHUB_QUERIES } from '../test/helpers/github-queries.ts';
 
 const CALLS = 4000;
@@ -52,7 +52,7 @@ async function measure(count: number, request: (i: number) => Promise<unknown>):
   return { wallMs: median(wall), cpuMs: median(cpu) };
 }
 
-function registerBenchTools(registry: ToolRegistry): void {
+function registerBenchTools(registry: SourceRegistry): void {
   for (let i = 0; i < 10; i++) {
     registry.registerTool({
       name: `bench_echo_${i}`,

@@ -15,9 +15,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
-import { buildApp } from '../src/app.ts';
+import { buildApp } from '../src/app/index.ts';
 import { loadConfig } from '../src/config.ts';
-import type { Dispatcher } from '../src/tools/invoke.ts';
+import { OPEN_CALLER, type Dispatcher } from '../src/tools/invoke.ts';
 import { RedisServer } from '../support/redis-server.ts';
 
 const CALLS = Number(process.env.CALLS ?? 20_000);
@@ -74,7 +74,11 @@ async function measure(dispatcher: Dispatcher, calls: number): Promise<number> {
   const call = () =>
     dispatcher.invoke(
       { id: null, name: 'echo', arguments: { text: 'hello world' }, parsed: true },
-      { requestId: 'bench', sessionId: null, caller: null, principal: null, timeoutMs: null, receivedAt: Date.now(), log, cancellation: null },
+      {
+        caller: OPEN_CALLER,
+        options: { requestId: 'bench', format: 'native', timeoutMs: null, receivedAt: Date.now(), cancellation: null },
+        sinks: { sessionId: null, log },
+      },
     );
   const start = process.cpuUsage();
   for (let i = 0; i < calls; i++) await call();

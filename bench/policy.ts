@@ -4,9 +4,9 @@
  * so every rule is evaluated), against the same echo tool. `npm run bench:policy`.
  */
 import { pino } from 'pino';
-import { buildApp } from '../src/app.ts';
+import { buildApp } from '../src/app/index.ts';
 import { loadConfig } from '../src/config.ts';
-import type { Dispatcher } from '../src/tools/invoke.ts';
+import { OPEN_CALLER, type Dispatcher } from '../src/tools/invoke.ts';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -40,7 +40,11 @@ async function measure(dispatcher: Dispatcher): Promise<number> {
   const call = () =>
     dispatcher.invoke(
       { id: null, name: 'echo', arguments: { amount: 5 }, parsed: true },
-      { requestId: 'bench', sessionId: null, caller: null, principal: null, timeoutMs: null, receivedAt: Date.now(), log, cancellation: null },
+      {
+        caller: OPEN_CALLER,
+        options: { requestId: 'bench', format: 'native', timeoutMs: null, receivedAt: Date.now(), cancellation: null },
+        sinks: { sessionId: null, log },
+      },
     );
   for (let i = 0; i < 2000; i++) await call(); // warm up
   const start = process.cpuUsage();

@@ -67,7 +67,11 @@ async function main(): Promise<void> {
   const samples: { t: number; rssMb: number; fds: number }[] = [];
   const started = Date.now();
   const sampler = setInterval(() => {
-    void Promise.all([rssMb(pid), openFds(pid)]).then(([rss, fds]) => samples.push({ t: (Date.now() - started) / 1000, rssMb: rss, fds }));
+    // A sample the server's /proc no longer answers (it is ending) is skipped.
+    Promise.all([rssMb(pid), openFds(pid)]).then(
+      ([rss, fds]) => samples.push({ t: (Date.now() - started) / 1000, rssMb: rss, fds }),
+      () => undefined,
+    );
   }, 1000);
   // autocannon's `amount` overrides `duration`: stop at whichever limit comes first ourselves.
   const result = await new Promise<autocannon.Result>((resolve, reject) => {

@@ -8,7 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildApp } from '../src/app.ts';
+import { buildApp } from '../src/app/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { defineTool, ok } from '../src/index.ts';
 import { launchChromium } from '../test/helpers/browser.ts';

@@ -1,5 +1,5 @@
 /** The OpenAPI document as the code generates it: the built-in catalog, memory store, no plugins. */
-import { buildApp } from '../src/app.ts';
+import { buildApp } from '../src/app/index.ts';
 import { loadConfig } from '../src/config.ts';
 
 export const OPENAPI_PATH = new URL('../openapi/openapi.json', import.meta.url);

@@ -66,7 +66,7 @@ export const InvalidArguments = createError('TP_INVALID_ARGUMENTS', '%s', 422);
 // Raised below the edge, which answers them in its own form (each names how); one that escapes is a 500.
 /** JSON text refused by src/json.ts (too deep, an unsafe integer, a poisoned key): a 400, or invalid_arguments. */
 export const JsonInputError = createError('TP_INVALID_JSON', '%s', 500);
-/** A bearer token the issuer's keys do not verify: 401 invalid_token (src/plugins/auth.ts). */
+/** A bearer token the issuer's keys do not verify: 401 invalid_token (src/http/auth.ts). */
 export const TokenRefused = createError('TP_TOKEN_REFUSED', '%s', 500);
 /** A connect link that is not (or no longer) the caller's: 403 (src/routes/connections.ts). */
 export const LinkRefused = createError('TP_LINK_REFUSED', '%s', 500);
@@ -89,6 +89,17 @@ export const KeyFunctionError = createError('TP_KEY_FUNCTION', '%s', 500);
 export const UpstreamConnectionError = createError('TP_UPSTREAM_CONNECTION', '%s', 500);
 /** An MCP server behind a tool is not connected: upstream_unavailable. */
 export const UpstreamDown = createError('TP_UPSTREAM_DOWN', '%s', 500);
+const UpstreamRpcErrorBase = createError<[string]>('TP_UPSTREAM_RPC_ERROR', '%s', 502);
+/** An MCP server's own JSON-RPC error for a request toolport forwarded (resources/read, prompts/get…): relayed with its code. */
+export class UpstreamRpcError extends UpstreamRpcErrorBase {
+  readonly rpcCode: number;
+  readonly data: unknown;
+  constructor(rpcCode: number, message: string, data?: unknown) {
+    super(message);
+    this.rpcCode = rpcCode;
+    this.data = data;
+  }
+}
 
 // Errors that stop the start: printed, never answered.
 export const ConfigError = createError('TP_BAD_CONFIG', '%s', 500);

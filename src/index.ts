@@ -34,5 +34,5 @@ export type {
   NestedResult,
   JsonSchema,
 } from './tools/types.ts';
-export type { InvocationResult, ToolError, ErrorCode, GuardrailAction } from './tools/outcome.ts';
+export type { ResultAnswer as InvocationResult, ToolError, ErrorCode, GuardrailAction } from './tools/outcome.ts';
 export type { Config } from './config.ts';

@@ -1,6 +1,6 @@
 /** The process: read the configuration, build the app, listen, and close with grace on SIGTERM/SIGINT. */
 import closeWithGrace from 'close-with-grace';
-import { buildApp, createLogger } from './app.ts';
+import { buildApp, createLogger } from './app/index.ts';
 import { loadConfig, type Config } from './config.ts';
 import { stopTracing } from './tracing/index.ts';
 import { ConfigError, PluginLoadError, ToolDefinitionError, ToolsFileError } from './errors.ts';

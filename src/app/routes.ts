@@ -1,5 +1,5 @@
 /**
- * The HTTP surface, in the order it must be registered: the plugins every route relies on (405s first,
+ * The HTTP surface, in the order it must be registered: the hooks every route relies on (405s first,
  * so it sees every route after it; then body limits, the shared answers, callers, the toolset, the
  * OpenAPI document), then one module per resource.
  */
@@ -7,13 +7,13 @@ import type { FastifyInstance } from 'fastify';
 import type { CallFeed } from '../calls/feed.ts';
 import type { Config } from '../config.ts';
 import { mcpApprovalOptions } from '../mcp/client-approval.ts';
-import { auditAdminPlugin } from '../plugins/audit-admin.ts';
-import { authPlugin } from '../plugins/auth.ts';
-import type { EventLoopGuard } from '../plugins/event-loop.ts';
-import { methodsPlugin } from '../plugins/methods.ts';
-import { openApiPlugin } from '../plugins/openapi.ts';
-import { routeAnswersPlugin } from '../plugins/route-answers.ts';
-import { toolsetPlugin } from '../plugins/toolset.ts';
+import { auditAdmin } from '../http/audit-admin.ts';
+import { authentication } from '../http/auth.ts';
+import type { EventLoopGuard } from '../http/event-loop.ts';
+import { methodAnswers } from '../http/methods.ts';
+import { openApiDocument } from '../http/openapi.ts';
+import { routeAnswers } from '../http/route-answers.ts';
+import { toolsetHeader } from '../http/toolset.ts';
 import { approvalRoutes } from '../routes/approvals.ts';
 import { auditRoutes } from '../routes/audit.ts';
 import { callRoutes } from '../routes/calls.ts';
@@ -48,12 +48,12 @@ export interface RouteParts extends Services {
 
 export async function registerRoutes(app: FastifyInstance, parts: RouteParts): Promise<void> {
   const { config, version, keys, store, registry, provenance, toolsets, sources, dispatcher, tasks, results, policy } = parts;
-  await app.register(methodsPlugin);
-  await app.register(routeAnswersPlugin);
-  await app.register(authPlugin, { keys, tokens: parts.tokens, publicUrl: config.publicUrl, rateCounter: store.rateCounter });
-  await app.register(toolsetPlugin, { toolsets });
-  if (parts.audit !== null) await app.register(auditAdminPlugin, { audit: parts.audit });
-  await app.register(openApiPlugin, { version, registry, keysConfigured: keys !== null });
+  await app.register(methodAnswers);
+  await app.register(routeAnswers);
+  await app.register(authentication, { keys, tokens: parts.tokens, publicUrl: config.publicUrl, rateCounter: store.rateCounter });
+  await app.register(toolsetHeader, { toolsets });
+  if (parts.audit !== null) await app.register(auditAdmin, { audit: parts.audit });
+  await app.register(openApiDocument, { version, registry, keysConfigured: keys !== null });
   if (config.authIssuer !== null && config.publicUrl !== null) {
     await app.register(resourceMetadataRoutes, { publicUrl: config.publicUrl, issuer: config.authIssuer, scopes: keys!.access.scopes() });
   }
@@ -66,7 +66,7 @@ export async function registerRoutes(app: FastifyInstance, parts: RouteParts): P
   await app.register(toolRoutes, { registry, provenance, toolsets });
   await app.register(searchRoutes, { search: parts.search });
   await app.register(provenanceRoutes, { provenance });
-  await app.register(invokeRoutes, { dispatcher, tasks });
+  await app.register(invokeRoutes, { dispatcher, tasks, maxContentChars: config.maxContentChars });
   await app.register(taskRoutes, { tasks });
   await app.register(sessionRoutes, { store });
   await app.register(metricsRoutes, { metrics: parts.metrics });
@@ -76,6 +76,7 @@ export async function registerRoutes(app: FastifyInstance, parts: RouteParts): P
     dispatcher,
     registry,
     version,
+    maxContentChars: config.maxContentChars,
     metrics: parts.metrics,
     tasks,
     results,

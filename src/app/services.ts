@@ -23,8 +23,8 @@ import type { Store } from '../store/types.ts';
 import { WorkerPool } from '../tools/isolation/pool.ts';
 import { loadPlugins, type PluginOptions } from '../tools/plugins.ts';
 import { Provenance } from '../tools/provenance.ts';
-import { ToolRegistry } from '../tools/registry.ts';
-import { sourceKind } from '../tools/source-kind.ts';
+import { ToolRegistry, type SourceRegistry } from '../tools/registry.ts';
+import { builtinSource, pluginSource, type ToolSource } from '../tools/source.ts';
 import { Toolsets } from '../toolsets/index.ts';
 import { ToolSearch } from '../toolsets/search.ts';
 import { startTracing } from '../tracing/index.ts';
@@ -32,7 +32,7 @@ import type { TracingRuntime } from '../tracing/runtime.ts';
 
 export interface ServiceOptions {
   /** Tools to register besides TOOL_PLUGINS, e.g. test tools: called with the registry before start. */
-  register?: (registry: ToolRegistry) => void | Promise<void>;
+  register?: (registry: SourceRegistry) => void | Promise<void>;
 }
 
 export interface Services {
@@ -70,7 +70,7 @@ export async function openServices(config: Config, options: ServiceOptions, logg
   const store = await createStore(config, logger);
   const registry = new ToolRegistry({ maxContentChars: config.maxContentChars });
   const search = new ToolSearch(registry);
-  const results = new ResultResources(store.results, config.resultTtlS);
+  const results = new ResultResources(store.results, config.resultTtlS, config.maxContentChars);
   const provenance = new Provenance(store, registry, logger);
   const metrics = new Metrics();
   const audit = config.auditLog ? new AuditTrail(store.audit, { arguments: config.auditArguments, file: config.auditFile, log: logger }) : null;
@@ -84,12 +84,11 @@ export async function openServices(config: Config, options: ServiceOptions, logg
       provenance,
       workspaceRoot: config.workspaceRoot,
       results,
-      maxContentChars: config.maxContentChars,
       groups: config.builtins,
       search,
     });
     const builtins = new Set(registry.list().map((t) => t.name));
-    if (options.register) await registry.withSource('app options', () => options.register!(registry));
+    if (options.register) await options.register(registry.of(pluginSource('app options')));
     await loadPlugins(registry, config.toolPlugins, process.cwd(), plugins);
     if (config.toolsFile !== null) {
       // Loaded only when used: the HTTP client and the OpenAPI parser cost start-up time.
@@ -105,9 +104,8 @@ export async function openServices(config: Config, options: ServiceOptions, logg
     warnOfIdempotentHints(registry, logger, builtins);
     const toolsets = new Toolsets(sources?.toolsets ?? [], registry);
     if (config.codeMode || toolsets.definitions().some((d) => d.codeMode)) {
-      await registry.withSource('built-in code mode tools', () =>
-        codeTools({ registry, search, limits: config.code }).forEach((t) => registry.registerTool(t, { longDescription: true })),
-      );
+      const own = registry.of(builtinSource('code mode tools'));
+      for (const tool of codeTools({ registry, search, limits: config.code })) own.registerTool(tool, { longDescription: true });
     }
     toolsets.warnUnmatched(logger);
     keys?.bindToolsets(new Set(toolsets.definitions().map((d) => d.name)), (toolset, tool) => toolsets.isMember(toolset, tool));
@@ -133,7 +131,7 @@ async function buildGuardrails(
   const plugins = registry.guardrails();
   if (rules.length === 0 && plugins.length === 0) return null;
   const [{ compileGuards }, { Guardrails }] = await Promise.all([import('../guardrails/rules.ts'), import('../guardrails/stage.ts')]);
-  return new Guardrails(compileGuards(sources?.path ?? null, rules, plugins), config.maxContentChars, parts);
+  return new Guardrails(compileGuards(sources?.path ?? null, rules, plugins), parts);
 }
 
 /**
@@ -142,16 +140,25 @@ async function buildGuardrails(
  * built-ins, read-only, need no ledger.
  */
 function warnOfIdempotentHints(registry: ToolRegistry, log: Logger, builtins: ReadonlySet<string>): void {
-  const bySource = new Map<string, string[]>();
+  const bySource = new Map<string, { source: ToolSource; tools: string[] }>();
   for (const tool of registry.list()) {
     if (tool.annotations?.idempotent === true && tool.idempotency === null && !builtins.has(tool.name)) {
-      bySource.set(tool.source, [...(bySource.get(tool.source) ?? []), tool.name]);
-      log.debug({ tool: tool.name, source: tool.source }, `tool "${tool.name}" sets annotations.idempotent without an idempotency strategy`);
+      const { label } = tool.source;
+      const group = bySource.get(label) ?? { source: tool.source, tools: [] };
+      group.tools.push(tool.name);
+      bySource.set(label, group);
+      log.debug({ tool: tool.name, source: label }, `tool "${tool.name}" sets annotations.idempotent without an idempotency strategy`);
     }
   }
-  for (const [source, tools] of bySource) {
+  for (const [
+    source,
+    {
+      source: { kind },
+      tools,
+    },
+  ] of bySource) {
     // An upstream's hints are its server's: the one line of a tools-file source (its tool count) stays the only one.
-    const level = sourceKind(source) === 'plugin' ? 'info' : 'debug';
+    const level = kind === 'plugin' ? 'info' : 'debug';
     log[level](
       { source, tools: tools.length },
       `${tools.length} tool(s) of ${source} set annotations.idempotent, a hint for clients only: their calls do not go through the effect ledger without an idempotency strategy (set idempotency: {strategy: 'auto'}, or strategy 'none' to silence this)`,

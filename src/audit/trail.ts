@@ -80,8 +80,8 @@ export class AuditTrail implements AuditSink {
     if (kind === null) return;
     this.record({
       kind,
-      caller: scope.caller,
-      user: scope.principal?.user ?? scope.user?.id ?? null,
+      caller: scope.caller.id,
+      user: scope.caller.principal?.user ?? scope.caller.user?.id ?? null,
       tool: result.name,
       toolHash: result.tool_hash,
       arguments: call.params,
@@ -89,7 +89,7 @@ export class AuditTrail implements AuditSink {
       rule: call.rule,
       outcome: code ?? 'success',
       callId: result.id,
-      requestId: scope.requestId,
+      requestId: scope.options.requestId,
     });
   };
 

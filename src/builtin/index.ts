@@ -6,6 +6,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { type BuiltinGroup } from '../config.ts';
 import { registerPlanningTools } from '../sessions/planning/tools.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
+import { builtinSource } from '../tools/source.ts';
 import { registerIntrospectTools, type IntrospectDeps } from './introspect.ts';
 import { registerWorkspaceTools } from './workspace/tools.ts';
 import { resultReadTool } from './result-read.ts';
@@ -18,7 +19,6 @@ import { ConfigError } from '../errors.ts';
 export interface BuiltinDeps extends IntrospectDeps {
   workspaceRoot: string | null;
   results: ResultResources;
-  maxContentChars: number;
   /** The groups to serve (BUILTINS). */
   groups: ReadonlySet<BuiltinGroup>;
   /** The catalog's search index, for tool_search. */
@@ -26,19 +26,20 @@ export interface BuiltinDeps extends IntrospectDeps {
 }
 
 /** Each group's tools; a group BUILTINS leaves out registers nothing. */
-const GROUPS: Record<BuiltinGroup, (registry: ToolRegistry, deps: BuiltinDeps) => Promise<void>> = {
-  planning: (registry) => registry.withSource('built-in planning tools', () => registerPlanningTools(registry)),
-  introspect: (registry, deps) => registry.withSource('built-in introspect tools', () => registerIntrospectTools(registry, deps)),
+const GROUPS: Record<BuiltinGroup, (registry: ToolRegistry, deps: BuiltinDeps) => Promise<void> | void> = {
+  planning: (registry) => registerPlanningTools(registry.of(builtinSource('planning tools'))),
+  introspect: (registry, deps) => registerIntrospectTools(registry.of(builtinSource('introspect tools')), deps),
   results: (registry, deps) =>
-    registry.withSource('built-in result_read tool', () =>
-      registry.registerTool(resultReadTool(deps.results, deps.maxContentChars) as unknown as ToolDefinition),
-    ),
+    registry.of(builtinSource('result_read tool')).registerTool(resultReadTool(deps.results) as unknown as ToolDefinition),
   workspace: async (registry, deps) => {
     if (deps.workspaceRoot === null) return;
     const root = await workspaceRoot(deps.workspaceRoot);
-    await registry.withSource('built-in workspace tools', () => registerWorkspaceTools(registry, root));
+    registerWorkspaceTools(registry.of(builtinSource('workspace tools')), root);
   },
-  search: (registry, deps) => registry.withSource('built-in search tools', () => searchTools(deps.search).forEach((tool) => registry.registerTool(tool))),
+  search: (registry, deps) => {
+    const own = registry.of(builtinSource('search tools'));
+    for (const tool of searchTools(deps.search)) own.registerTool(tool);
+  },
 };
 
 export async function registerBuiltins(registry: ToolRegistry, deps: BuiltinDeps): Promise<void> {

@@ -5,7 +5,7 @@ import type { Store } from '../store/types.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import { CallContext } from '../tools/context.ts';
 import { error, ok } from '../tools/define.ts';
-import { catalogHash, type ToolRegistry } from '../tools/registry.ts';
+import { catalogHash, type SourceRegistry, type ToolRegistry } from '../tools/registry.ts';
 import type { ToolDefinition } from '../tools/types.ts';
 import { numberedEvents } from '../sessions/events.ts';
 
@@ -58,7 +58,7 @@ function sessionTool({ store }: IntrospectDeps): ToolDefinition<{ events?: numbe
   };
 }
 
-export function registerIntrospectTools(registry: Pick<ToolRegistry, 'registerTool' | 'registerSessionTool'>, deps: IntrospectDeps): void {
+export function registerIntrospectTools(registry: Pick<SourceRegistry, 'registerTool' | 'registerSessionTool'>, deps: IntrospectDeps): void {
   registry.registerTool(catalogTool(deps));
   registry.registerSessionTool(sessionTool(deps) as unknown as ToolDefinition);
 }

@@ -19,9 +19,9 @@ interface Page {
   text: string;
 }
 
-export function resultReadTool(results: ResultResources, maxContentChars: number): ToolDefinition<{ uri: string; offset?: number; length?: number }, Page> {
+export function resultReadTool(results: ResultResources): ToolDefinition<{ uri: string; offset?: number; length?: number }, Page> {
   // A page always fits in the content the model sees, so reading never makes another large result.
-  const longest = Math.max(1, maxContentChars - HEADER_ROOM);
+  const longest = Math.max(1, results.maxContentChars - HEADER_ROOM);
   return {
     name: 'result_read',
     description: 'Read part of a large tool result that was cut: its toolport://results/<id> URI, from offset (default 0), up to length characters.',

@@ -102,8 +102,8 @@ export class CallRecord implements CallLogEntry {
     if (call !== null) {
       const name = call.result.name;
       this.tool = name.length > MAX_TOOL_CHARS ? name.slice(0, MAX_TOOL_CHARS) : name;
-      this.session = call.scope.sessionId;
-      this.caller = call.scope.caller;
+      this.session = call.scope.sinks.sessionId;
+      this.caller = call.scope.caller.id;
       const { result, scope } = call;
       this.#call = {
         at: call.at,
@@ -115,8 +115,8 @@ export class CallRecord implements CallLogEntry {
         durationMs: result.duration_ms,
         replayed: result.replayed,
         shown: { message: result.message, value: result.value, error: result.error, idempotency_key: result.idempotency_key },
-        parentCallId: scope.parentCallId ?? null,
-        requestId: scope.requestId,
+        parentCallId: scope.options.parentCallId ?? null,
+        requestId: scope.options.requestId,
       };
     } else {
       this.tool = entry!.tool;

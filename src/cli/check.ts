@@ -6,12 +6,11 @@
  */
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
-import { buildApp, VERSION } from '../app.ts';
+import { buildApp, VERSION } from '../app/index.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { createStore } from '../store/index.ts';
 import { Provenance } from '../tools/provenance.ts';
 import { ToolRegistry } from '../tools/registry.ts';
-import { sourceKind } from '../tools/source-kind.ts';
 import { CliError, table } from './output.ts';
 import { ConfigError } from '../errors.ts';
 
@@ -105,7 +104,7 @@ export async function check(env: Readonly<Record<string, string | undefined>>): 
     const problems =
       ready.statusCode !== 200 ? [`not ready: ${body.detail ?? ready.statusCode}`] : (body.upstreams_down ?? []).map((u) => `${u.source} is down: ${u.reason}`);
     const tools = app.toolport.registry.list();
-    process.stdout.write(`${table(tools.map((tool) => [tool.name, sourceKind(tool.source), tool.hash]))}\n`);
+    process.stdout.write(`${table(tools.map((tool) => [tool.name, tool.source.kind, tool.hash]))}\n`);
     const dropped = warned.map(leftOut).filter((line) => line !== null);
     report(dropped);
     report(warned.filter((w) => leftOut(w) === null).map((w) => `warning: ${w.msg.split('\n')[0]}`));

@@ -7,24 +7,24 @@
 import type { Logger } from 'pino';
 import { AuthorizationRequired, ToolFailure } from '../tools/failure.ts';
 import { authorizationRequired, type InvocationResult } from '../tools/outcome.ts';
-import type { InvocationScope, Next, PipelineCall, Stage } from '../tools/pipeline/index.ts';
+import type { CallerIdentity, Next, PipelineCall, Stage } from '../tools/pipeline/index.ts';
 import type { Credentials } from '../tools/types.ts';
 import type { Principal, UserIdentity } from '../callers/principal.ts';
 import type { Vault } from './vault.ts';
 
 /** Whose credentials a call uses: who calls (a user, or an API key), or everyone's when the service is open. */
-export function credentialOwner(scope: Pick<InvocationScope, 'principal' | 'caller'>): string {
-  return scope.principal?.id ?? scope.caller ?? 'anonymous';
+export function credentialOwner(caller: Pick<CallerIdentity, 'principal' | 'id'>): string {
+  return caller.principal?.id ?? caller.id ?? 'anonymous';
 }
 
 /** How a connect link's page names the person: the token's name, username or email, else the user or key id. */
-export function displayName(scope: { principal: Pick<Principal, 'id' | 'user'> | null; user?: UserIdentity | null | undefined }): string | null {
-  const claims = scope.user?.claims ?? {};
+export function displayName(caller: { principal: Pick<Principal, 'id' | 'user'> | null; user: UserIdentity | null }): string | null {
+  const claims = caller.user?.claims ?? {};
   for (const claim of ['name', 'preferred_username', 'email']) {
     const value = claims[claim];
     if (typeof value === 'string' && value.trim() !== '') return value.trim().slice(0, 200);
   }
-  return scope.principal?.user ?? scope.principal?.id ?? null;
+  return caller.principal?.user ?? caller.principal?.id ?? null;
 }
 
 class CallCredentials implements Credentials {
@@ -56,25 +56,23 @@ class CallCredentials implements Credentials {
 export class CredentialsStage implements Stage {
   readonly name = 'credentials';
   readonly #vault: Vault;
-  readonly #maxContentChars: number;
 
-  constructor(vault: Vault, maxContentChars: number) {
+  constructor(vault: Vault) {
     this.#vault = vault;
-    this.#maxContentChars = maxContentChars;
   }
 
   async run(call: PipelineCall, next: Next): Promise<InvocationResult> {
     const { tool, scope } = call;
-    const owner = credentialOwner(scope);
+    const owner = credentialOwner(scope.caller);
     const ready = new Map<string, string>();
-    const display = displayName(scope);
+    const display = displayName(scope.caller);
     try {
-      for (const name of tool.credentials) ready.set(name, await this.read(tool.name, owner, name, scope.log, display));
+      for (const name of tool.credentials) ready.set(name, await this.read(tool.name, owner, name, scope.sinks.log, display));
     } catch (err) {
-      if (err instanceof AuthorizationRequired) return authorizationRequired(call.identity, err, this.#maxContentChars);
+      if (err instanceof AuthorizationRequired) return authorizationRequired(call.identity, err);
       throw err;
     }
-    call.credentials = new CallCredentials(this, tool.name, owner, scope.log, ready, display);
+    call.credentials = new CallCredentials(this, tool.name, owner, scope.sinks.log, ready, display);
     call.heldCredentials = ready; // and what `get` adds to it: the redaction stage keeps them out of the result
     return next();
   }

@@ -1,6 +1,6 @@
 /** Anthropic Messages: `tool_use` blocks in, one `user` message of `tool_result` blocks out, `input_schema` tools. */
 import type { ToolCall } from '../tools/invoke.ts';
-import type { InvocationResult } from '../tools/outcome.ts';
+import type { AnsweredResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { JsonSchema } from '../tools/types.ts';
 import { callName, callOrTurn, requiredCallId, objectArguments } from './turn.ts';
@@ -40,11 +40,11 @@ function pickCall(item: unknown, where: string): ToolCall | null {
   return { id: requiredCallId(item.id, where, CALL), name: callName(item.name, where, CALL), ...objectArguments(item.input) };
 }
 
-export function renderAnthropicToolResult(result: InvocationResult): AnthropicToolResultBlock {
+export function renderAnthropicToolResult(result: AnsweredResult): AnthropicToolResultBlock {
   return { type: 'tool_result', tool_use_id: result.id, content: result.content, is_error: !result.success };
 }
 
-export function renderAnthropicTurn(results: readonly InvocationResult[]): AnthropicToolResultMessage[] {
+export function renderAnthropicTurn(results: readonly AnsweredResult[]): AnthropicToolResultMessage[] {
   return [{ role: 'user', content: results.map(renderAnthropicToolResult) }];
 }
 

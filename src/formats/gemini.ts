@@ -1,7 +1,7 @@
 /** Gemini: `functionCall` parts in, one `user` turn of `functionResponse` parts out, function declarations. */
 import { NoToolCall } from '../errors.ts';
 import type { ToolCall } from '../tools/invoke.ts';
-import type { InvocationResult } from '../tools/outcome.ts';
+import type { AnsweredResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import { toGeminiSchema, type GeminiSchema } from './gemini-schema.ts';
 import { callId } from './native.ts';
@@ -55,7 +55,7 @@ function pickCall(item: unknown, where: string): ToolCall | null {
 }
 
 /** The response names the call's id only when the model gave one (ids are optional in Gemini). */
-export function renderGeminiFunctionResponse(result: InvocationResult, call?: ToolCall): GeminiFunctionResponsePart {
+export function renderGeminiFunctionResponse(result: AnsweredResult, call?: ToolCall): GeminiFunctionResponsePart {
   return {
     functionResponse: {
       name: result.name,
@@ -65,7 +65,7 @@ export function renderGeminiFunctionResponse(result: InvocationResult, call?: To
   };
 }
 
-export function renderGeminiTurn(results: readonly InvocationResult[], calls?: readonly ToolCall[]): GeminiFunctionResponseTurn[] {
+export function renderGeminiTurn(results: readonly AnsweredResult[], calls?: readonly ToolCall[]): GeminiFunctionResponseTurn[] {
   return [{ role: 'user', parts: results.map((r, i) => renderGeminiFunctionResponse(r, calls?.[i])) }];
 }
 

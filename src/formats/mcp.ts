@@ -5,7 +5,7 @@
  */
 import { NoToolCall } from '../errors.ts';
 import type { ToolCall } from '../tools/invoke.ts';
-import type { InvocationResult } from '../tools/outcome.ts';
+import type { AnsweredResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { Attachment, JsonSchema } from '../tools/types.ts';
 import { callId } from './native.ts';
@@ -64,7 +64,7 @@ function pickCall(item: unknown, where: string): ToolCall {
  * `structuredContent` is the value when it is a JSON object the model may see: MCP allows only an
  * object there, and a value kept out of the context is kept out of it too.
  */
-export function renderMcpCallToolResult(result: InvocationResult): McpCallToolResult {
+export function renderMcpCallToolResult(result: AnsweredResult): McpCallToolResult {
   // exclude_value_from_context shapes the text only: structuredContent is the client's
   // machine-readable copy, and a client that read the tool's outputSchema requires it.
   const structured = result.success && isObject(result.value);
@@ -93,7 +93,7 @@ export function renderMcpCallToolResult(result: InvocationResult): McpCallToolRe
  * The text block without the message when the value says it again (`{"text": <the message>, …}`,
  * as servers that wrap their text do): the block is then the value's JSON alone, said once.
  */
-function unrepeated(result: InvocationResult): string {
+function unrepeated(result: AnsweredResult): string {
   const head = `${result.message}\n\n`;
   if (result.message === '' || !result.content.startsWith(head)) return result.content;
   const said = Object.values(result.value as Record<string, unknown>).some((leaf) => leaf === result.message);

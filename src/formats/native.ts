@@ -1,7 +1,7 @@
 /** toolport's own shape: `{name, arguments, id?}` or `{calls: [...]}`; the result is its own message. */
 import { NoToolCall } from '../errors.ts';
 import type { ToolCall } from '../tools/invoke.ts';
-import type { InvocationResult } from '../tools/outcome.ts';
+import type { AnsweredResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { ToolResult } from '../tools/types.ts';
 import { isObject } from '../json.ts';
@@ -50,7 +50,7 @@ export const nativeFormat: Format = {
       }),
     };
   },
-  toolMessage(result: InvocationResult) {
+  toolMessage(result: AnsweredResult) {
     const message: ToolResult = {
       message: result.message,
       value: result.value,

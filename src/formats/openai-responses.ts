@@ -1,6 +1,6 @@
 /** OpenAI Responses: `function_call` output items in, `function_call_output` items out, flat function tools. */
 import type { ToolCall } from '../tools/invoke.ts';
-import type { InvocationResult } from '../tools/outcome.ts';
+import type { AnsweredResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { JsonSchema } from '../tools/types.ts';
 import { qualifiesForStrict } from './strict.ts';
@@ -38,7 +38,7 @@ function pickCall(item: unknown, where: string): ToolCall | null {
   return { id: requiredCallId(item.call_id, where, CALL), name: callName(item.name, where, CALL), arguments: item.arguments };
 }
 
-export function renderResponsesToolMessage(result: InvocationResult): ResponsesFunctionCallOutput {
+export function renderResponsesToolMessage(result: AnsweredResult): ResponsesFunctionCallOutput {
   return { type: 'function_call_output', call_id: result.id, output: result.content };
 }
 

@@ -1,7 +1,7 @@
 /** OpenAI Chat Completions: `tool_calls` in, one `tool` message per call out, `{type:"function", function}` tools. */
 import { NoToolCall } from '../errors.ts';
 import type { ToolCall } from '../tools/invoke.ts';
-import type { InvocationResult } from '../tools/outcome.ts';
+import type { AnsweredResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { JsonSchema } from '../tools/types.ts';
 import { qualifiesForStrict } from './strict.ts';
@@ -37,7 +37,7 @@ function toCall(item: unknown, where: string): ToolCall {
   return { id: requiredCallId(item.id, where, CALL), name: callName(item.function.name, where, CALL), arguments: item.function.arguments };
 }
 
-export function renderOpenAiToolMessage(result: InvocationResult): OpenAiToolMessage {
+export function renderOpenAiToolMessage(result: AnsweredResult): OpenAiToolMessage {
   return { role: 'tool', tool_call_id: result.id, content: result.content };
 }
 

@@ -1,6 +1,6 @@
 /** A provider format: how its tool calls come in, and how results and tool definitions go out. */
 import type { ToolCall } from '../tools/invoke.ts';
-import type { InvocationResult } from '../tools/outcome.ts';
+import type { AnsweredResult } from '../tools/outcome.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 
 export interface ParsedCalls {
@@ -21,8 +21,8 @@ export interface Format {
   /** The calls in a body that `detect` accepted; throws NoToolCall when a part is malformed. */
   parse(body: unknown): ParsedCalls;
   /** The result as this provider appends it; `call` is the parsed call (its id is null when the model gave none). */
-  toolMessage(result: InvocationResult, call?: ToolCall): unknown;
-  turnMessages(results: readonly InvocationResult[], calls?: readonly ToolCall[]): unknown[];
+  toolMessage(result: AnsweredResult, call?: ToolCall): unknown;
+  turnMessages(results: readonly AnsweredResult[], calls?: readonly ToolCall[]): unknown[];
   /** A tool definition as this provider's API takes it. */
   renderTool(tool: RegisteredTool): unknown;
   /** The `tools` list of GET /tools, when the provider groups definitions (Gemini); else the definitions as they are. */

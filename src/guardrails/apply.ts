@@ -1,8 +1,8 @@
 /** What a pattern rule does to a call's arguments or result: finds its matches in every string, and replaces them. */
 import { isObject } from '../json.ts';
-import type { InvocationResult } from '../tools/outcome.ts';
+import { RESULT_TEXT, type InvocationResult } from '../tools/outcome.ts';
 import type { ResultRef } from '../store/results.ts';
-import { joinContent, truncate, withAttachmentsNamed } from '../tools/render.ts';
+import { withAttachmentsNamed, type ResultText } from '../tools/render.ts';
 import { matches, replaceMatches, type Pattern } from './patterns.ts';
 import type { GuardWhere, PatternGuard } from './rules.ts';
 
@@ -48,24 +48,24 @@ export function redactValue<T>(subject: T, replacement: unknown, where: GuardWhe
   return (where === 'input' ? replacement : { ...(subject as object), ...replacement }) as T;
 }
 
-/** The parts of a redacted result: its message and value, the content's text before any cut. */
+/** The parts of a redacted result: its message and value, and the text its content is rendered from. */
 export interface Redacted {
   message: string;
   value: unknown;
-  /** The message (attachments named) and the value's JSON, joined: what a cut content is the beginning of. */
-  whole: string;
+  /** The message (attachments named) and the value's JSON, cut at `limit` (the tool's own; null: the service's). */
+  text: ResultText;
 }
 
-export function redactedParts(result: InvocationResult, shown: { message: string; value: unknown }): Redacted {
+export function redactedParts(result: InvocationResult, shown: { message: string; value: unknown }, limit: number | null): Redacted {
   const message = typeof shown.message === 'string' ? shown.message : result.message;
   const named = result.attachments === undefined ? message : withAttachmentsNamed(message, result.attachments);
   const valueJson = result.exclude_value_from_context || shown.value === null || shown.value === undefined ? null : JSON.stringify(shown.value);
-  return { message, value: shown.value, whole: joinContent(named, valueJson) };
+  return { message, value: shown.value, text: { message: named, valueJson, limit } };
 }
 
-/** The result with its message and value replaced, and its content made again from them (cut to `maxChars`, pointing at `kept`). */
-export function redactResult(result: InvocationResult, parts: Redacted, maxChars: number, kept: ResultRef | null): InvocationResult {
-  const redacted: InvocationResult = { ...result, message: parts.message, value: parts.value, content: truncate(parts.whole, maxChars, kept) };
+/** The result with its message and value replaced, and its text made again from them (pointing at `kept`). */
+export function redactResult(result: InvocationResult, parts: Redacted, kept: ResultRef | null): InvocationResult {
+  const redacted: InvocationResult = { ...result, message: parts.message, value: parts.value, [RESULT_TEXT]: parts.text };
   if (kept === null) delete redacted.result_ref;
   else redacted.result_ref = kept;
   return redacted;

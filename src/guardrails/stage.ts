@@ -7,11 +7,12 @@
 import type { Logger } from 'pino';
 import { StoreUnavailable } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
-import type { ResultRef, ResultResources } from '../store/results.ts';
+import type { ResultKeeper, ResultRef } from '../store/results.ts';
 import type { GuardrailCall, GuardrailVerdict } from '../tools/guardrail.ts';
 import { failure, reasonOf, type GuardrailAction, type InvocationResult } from '../tools/outcome.ts';
 import type { PipelineCall, Stage } from '../tools/pipeline/index.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
+import { wholeIfCut } from '../tools/render.ts';
 import { annotateSpan } from '../tracing/index.ts';
 import { applyPattern, redactedParts, redactResult, redactValue, type Checked } from './apply.ts';
 import type { Guard, GuardWhere } from './rules.ts';
@@ -26,17 +27,15 @@ type Outcome<T> = { denied: { name: string; reason: string } } | { denied: null;
 
 export class Guardrails {
   readonly #guards: readonly Guard[];
-  readonly #maxContentChars: number;
   readonly #metrics: Metrics | undefined;
   /** Keeps the redacted whole of a cut result (docs/large-results.md). */
-  readonly #results: Pick<ResultResources, 'keep'> | undefined;
+  readonly #results: ResultKeeper | undefined;
   readonly #byTool = new WeakMap<RegisteredTool, ToolGuards>();
   readonly input: Stage = { name: 'guardrails input', run: (call, next) => this.#input(call, next) };
   readonly output: Stage = { name: 'guardrails output', run: (call, next) => this.#output(call, next) };
 
-  constructor(guards: readonly Guard[], maxContentChars: number, options: { metrics?: Metrics; results?: Pick<ResultResources, 'keep'> } = {}) {
+  constructor(guards: readonly Guard[], options: { metrics?: Metrics; results?: ResultKeeper } = {}) {
     this.#guards = guards;
-    this.#maxContentChars = maxContentChars;
     this.#metrics = options.metrics;
     this.#results = options.results;
   }
@@ -98,16 +97,16 @@ export class Guardrails {
    * is kept instead and the result points at it (nothing when the store cannot keep it: no leak).
    */
   async #redacted(call: PipelineCall, result: InvocationResult, shown: { message: string; value: unknown }): Promise<InvocationResult> {
-    const max = call.tool.maxContentChars ?? this.#maxContentChars;
-    const parts = redactedParts(result, shown);
+    const parts = redactedParts(result, shown, call.tool.maxContentChars);
     let kept: ResultRef | null = null;
-    if (result.result_ref !== undefined && parts.whole.length > max && this.#results !== undefined) {
+    const whole = result.result_ref === undefined || this.#results === undefined ? null : wholeIfCut(parts.text, this.#results.maxContentChars);
+    if (whole !== null) {
       const { scope, identity } = call;
-      kept = await this.#results
-        .keep({ caller: scope.caller, tool: identity.name, callId: identity.id, content: parts.whole })
-        .catch((err: unknown) => (err instanceof StoreUnavailable ? null : Promise.reject(err)));
+      kept = await this.#results!.keep({ caller: scope.caller.id, tool: identity.name, callId: identity.id, content: whole }).catch((err: unknown) =>
+        err instanceof StoreUnavailable ? null : Promise.reject(err),
+      );
     }
-    return redactResult(result, parts, max, kept);
+    return redactResult(result, parts, kept);
   }
 
   /** Runs each guard in order on `subject` (each sees what the one before left); stops at a denial. */
@@ -125,8 +124,8 @@ export class Guardrails {
       let checked: Checked<T>;
       if (guard.kind === 'pattern') checked = applyPattern(guard, value);
       else {
-        about ??= { tool: call.tool.name, caller: call.scope.caller };
-        checked = await runCustom(guard.name, () => runPlugin(guard, value, about!), call.scope.log, where, value);
+        about ??= { tool: call.tool.name, caller: call.scope.caller.id };
+        checked = await runCustom(guard.name, () => runPlugin(guard, value, about!), call.scope.sinks.log, where, value);
       }
       if (checked.action === null) continue;
       actions.push({ name: guard.name, action: checked.action, where });
@@ -139,10 +138,10 @@ export class Guardrails {
   #deny(call: PipelineCall, denied: { name: string; reason: string }, where: GuardWhere, actions: GuardrailAction[]): InvocationResult {
     const { identity, scope } = call;
     this.#metrics?.guardrailDenied(denied.name);
-    scope.log.info({ event: 'GuardrailDenied', tool: identity.name, callId: identity.id, guardrail: denied.name, where }, 'call denied by a guardrail');
+    scope.sinks.log.info({ event: 'GuardrailDenied', tool: identity.name, callId: identity.id, guardrail: denied.name, where }, 'call denied by a guardrail');
     const what = where === 'input' ? 'arguments' : 'result';
     const message = `The guardrail "${denied.name}" refused this call's ${what}: ${denied.reason}`;
-    const result = failure(identity, 'guardrail_denied', message, `guardrail ${denied.name} denies the ${what}`, this.#maxContentChars);
+    const result = failure(identity, 'guardrail_denied', message, `guardrail ${denied.name} denies the ${what}`);
     result.guardrails = actions;
     return result;
   }

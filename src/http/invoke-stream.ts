@@ -7,7 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { problemOf } from '../errors.ts';
 import type { InvocationScope } from '../tools/invoke.ts';
-import { ProgressThrottle } from '../tools/progress.ts';
+import { ProgressThrottle, type ProgressListener } from '../tools/progress.ts';
 import { EventStreamReply } from './sse.ts';
 
 export async function streamInvocation(
@@ -19,7 +19,7 @@ export async function streamInvocation(
   const stream = new EventStreamReply(request, reply);
   // One throttle per call: the calls of a turn report independently.
   const throttles = new Map<string, ProgressThrottle>();
-  scope.progress = (callId, done, total) => {
+  const progress: ProgressListener = (callId, done, total) => {
     let throttle = throttles.get(callId);
     if (throttle === undefined) {
       throttle = new ProgressThrottle((report) => stream.event('progress', { call_id: callId, done: report.done, total: report.total ?? null }));
@@ -29,7 +29,7 @@ export async function streamInvocation(
   };
   let body: object;
   try {
-    body = await run(scope);
+    body = await run({ ...scope, sinks: { ...scope.sinks, progress } });
   } catch (err) {
     for (const throttle of throttles.values()) throttle.close();
     if (!stream.open) throw err; // nothing sent yet: the usual problem+json answer

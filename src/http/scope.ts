@@ -5,8 +5,8 @@ import type { ApiKeys } from '../callers/keys.ts';
 import { InvalidHeader } from '../errors.ts';
 import type { TaskAccess, TaskJob } from '../tasks/view.ts';
 import { Cancellation, type CancelSource } from '../tools/context.ts';
-import type { InvocationScope } from '../tools/invoke.ts';
-import { SESSION_ID } from '../tools/session-handle.ts';
+import { OPEN_CALLER, type CallerIdentity, type InvocationScope } from '../tools/invoke.ts';
+import { SESSION_ID, type SessionSource } from '../tools/session-handle.ts';
 import type { Toolsets } from '../toolsets/index.ts';
 
 export { SESSION_ID } from '../tools/session-handle.ts';
@@ -62,27 +62,38 @@ export function allowsOf(request: FastifyRequest): ((tool: string) => boolean) |
   return (tool) => callerAllows(tool) && toolset.allows(tool);
 }
 
-/** The bearer that authenticated the request, named by its key id (or `access_token` for a user's token). */
-function presentedBearer(request: FastifyRequest): Pick<InvocationScope, 'presented'> | null {
+/** Who the request is: the caller that authenticated it, with the bearer it presented (named by its key id, or `access_token` for a user's token). */
+function callerOf(request: FastifyRequest): CallerIdentity {
+  const caller = request.caller;
+  if (caller === null) return OPEN_CALLER;
   const header = request.headers.authorization;
-  if (header === undefined || !/^bearer /i.test(header)) return null;
-  return { presented: { name: request.caller!.user === null ? request.caller!.id : 'access_token', value: header.slice(7).trim() } };
+  const bearer = header !== undefined && /^bearer /i.test(header);
+  return {
+    id: caller.id,
+    principal: caller.principal,
+    user: caller.user,
+    presented: bearer ? { name: caller.user === null ? caller.id : 'access_token', value: header.slice(7).trim() } : null,
+  };
 }
 
-export function scopeOf(request: FastifyRequest, reply: FastifyReply): InvocationScope {
+/** The scope of a request's calls in `format`, built once from its headers, caller and toolset; `session` when the protocol names it (MCP), else X-Session-Id. */
+export function scopeOf(request: FastifyRequest, reply: FastifyReply, format: string, session?: { id: string | null; source: SessionSource }): InvocationScope {
   return {
-    requestId: String(request.id),
-    sessionId: sessionIdOf(request),
-    caller: request.caller?.id ?? null,
-    principal: request.caller?.principal ?? null,
-    ...((request.caller !== null || request.toolset !== null) && { allows: allowsOf(request)! }),
-    ...(request.toolset !== null && { toolset: { name: request.toolset.definition.name, search: request.toolset.search } }),
-    ...(request.caller?.user && { user: request.caller.user }),
-    ...(request.caller !== null && presentedBearer(request)),
-    timeoutMs: timeoutOf(request),
-    receivedAt: Date.now(),
-    log: request.log as unknown as Logger,
-    cancellation: new Cancellation(new Disconnection(reply)),
+    caller: callerOf(request),
+    options: {
+      requestId: String(request.id),
+      format,
+      ...((request.caller !== null || request.toolset !== null) && { allows: allowsOf(request)! }),
+      ...(request.toolset !== null && { toolset: { name: request.toolset.definition.name, search: request.toolset.search } }),
+      timeoutMs: timeoutOf(request),
+      receivedAt: Date.now(),
+      cancellation: new Cancellation(new Disconnection(reply)),
+    },
+    sinks: {
+      sessionId: session === undefined ? sessionIdOf(request) : session.id,
+      ...(session?.source === 'connection' && { sessionSource: 'connection' as const }),
+      log: request.log as unknown as Logger,
+    },
   };
 }
 

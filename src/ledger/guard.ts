@@ -90,9 +90,9 @@ class LeaseRenewer {
 
   async #renew({ log, key, token }: HeldLease): Promise<void> {
     try {
-      if (!(await this.#ledger.renew(key, token, this.#leaseMs))) log.warn({ idempotencyKey: key }, 'ledger lease was lost while the handler ran');
+      if (!(await this.#ledger.renew(key, token, this.#leaseMs))) log.warn({ ledgerKey: key }, 'ledger lease was lost while the handler ran');
     } catch (err) {
-      log.warn({ err, idempotencyKey: key }, 'ledger lease renewal failed');
+      log.warn({ err, ledgerKey: key }, 'ledger lease renewal failed');
     }
   }
 }
@@ -109,24 +109,16 @@ export class LedgerGuard implements Stage {
   readonly name = 'ledger';
   readonly #ledger: EffectLedger;
   readonly #leaseMs: number;
-  readonly #maxContentChars: number;
   readonly #metrics: Metrics | undefined;
   readonly #renewer: LeaseRenewer;
   /** The session as a custom key function sees it: staged, never committed. */
   readonly #view: (sessionId: string, owner: string | null) => SessionHandle;
 
-  constructor(
-    ledger: EffectLedger,
-    leaseMs: number,
-    maxContentChars: number,
-    view: (sessionId: string, owner: string | null) => SessionHandle,
-    metrics?: Metrics,
-  ) {
+  constructor(ledger: EffectLedger, leaseMs: number, view: (sessionId: string, owner: string | null) => SessionHandle, metrics?: Metrics) {
     this.#ledger = ledger;
     this.#view = view;
     this.#leaseMs = leaseMs;
     this.#renewer = new LeaseRenewer(ledger, leaseMs);
-    this.#maxContentChars = maxContentChars;
     this.#metrics = metrics;
   }
 
@@ -141,15 +133,15 @@ export class LedgerGuard implements Stage {
     const { tool, scope } = call;
     const runKey = call.call.runKey;
     if (runKey !== undefined) {
-      return { scopeKey: runScopeName(scope.caller, scope.sessionId), part: `${runKey.run}:${runKey.index}:${paramsHash}`, ttlS: runKey.ttlS };
+      return { scopeKey: runScopeName(scope.caller.id, scope.sinks.sessionId), part: `${runKey.run}:${runKey.index}:${paramsHash}`, ttlS: runKey.ttlS };
     }
     const headerKey = call.call.idempotencyKey ?? null;
     const part =
       headerKey ??
       (tool.idempotency!.strategy === 'auto'
         ? paramsHash
-        : derivedKeyPart(tool, call.params, call.context(scope.sessionId === null ? null : this.#view(scope.sessionId, scope.caller))));
-    return { scopeKey: scopeName(tool.idempotency!.scope, scope.sessionId, scope.caller), part, ttlS: tool.idempotency!.ttl_s };
+        : derivedKeyPart(tool, call.params, call.context(scope.sinks.sessionId === null ? null : this.#view(scope.sinks.sessionId, scope.caller.id))));
+    return { scopeKey: scopeName(tool.idempotency!.scope, scope.sinks.sessionId, scope.caller.id), part, ttlS: tool.idempotency!.ttl_s };
   }
 
   /** Begin, then run (`next`) or replay or wait; the call's context is made only for a custom key function. */
@@ -163,7 +155,7 @@ export class LedgerGuard implements Stage {
     } catch (err) {
       if (!(err instanceof KeyFunctionError)) throw err;
       const message = `Tool "${tool.name}" could not compute its idempotency key (${err.message}), so it did not run. This is not caused by your arguments.`;
-      return failure(identity, 'handler_error', message, `idempotency key function: ${err.message}`, this.#maxContentChars);
+      return failure(identity, 'handler_error', message, `idempotency key function: ${err.message}`);
     }
     const { scopeKey, part, ttlS } = keyOf;
     const key = `${scopeKey}:${tool.name}:${part}`;
@@ -185,7 +177,7 @@ export class LedgerGuard implements Stage {
     };
     let waitMs = FIRST_WAIT_MS;
     for (let waited = false; ; waited = true) {
-      const outcome = await withSpan('ledger begin', { 'toolport.tool': tool.name }, () => this.#begin(call.scope.log, request));
+      const outcome = await withSpan('ledger begin', { 'toolport.tool': tool.name }, () => this.#begin(call.scope.sinks.log, request));
       if (outcome.kind === 'run') {
         this.#metrics?.ledgerLookup('miss');
         return this.#execute(call, { key, labels, token, ttlS, effectId: request.effectId! }, next);
@@ -199,8 +191,8 @@ export class LedgerGuard implements Stage {
       if (headerKey !== null) throw new IdempotencyKeyInFlight(Math.max(1, Math.ceil(outcome.leaseLeftMs / 1000)));
       // Without the header the caller cannot tell a retry from a new call: wait for the one running.
       const left = call.deadline - Date.now();
-      scope.cancellation?.watch(); // a waiting call must notice its caller going away
-      if (scope.cancellation?.reason) return this.#keyed(failure(identity, 'cancelled', ...explain.cancelled(tool), this.#maxContentChars), key);
+      scope.options.cancellation?.watch(); // a waiting call must notice its caller going away
+      if (scope.options.cancellation?.reason) return this.#keyed(failure(identity, 'cancelled', ...explain.cancelled(tool)), key);
       if (left <= 0) {
         this.#metrics?.ledgerLookup('in_progress');
         return this.#keyed(this.#inProgress(identity, tool), key);
@@ -226,10 +218,10 @@ export class LedgerGuard implements Stage {
     next: Next,
   ): Promise<InvocationResult> {
     const { key, labels, token, ttlS } = entry;
-    const log = call.scope.log;
+    const log = call.scope.sinks.log;
     const lease: HeldLease = { log, key, token, renewedAt: performance.now() };
     this.#renewer.hold(lease);
-    call.idempotencyKey = key; // the handler's context tells it
+    call.ledgerKey = key; // the handler's context tells it
     let result: InvocationResult;
     try {
       result = await next();
@@ -255,12 +247,12 @@ export class LedgerGuard implements Stage {
     );
     try {
       if (!(await withSpan('ledger complete', { 'toolport.tool': call.tool.name }, () => this.#ledger.complete(labels, token, effect, ttlS, true)))) {
-        log.warn({ idempotencyKey: key }, 'ledger lease lapsed while the handler ran: its result was not recorded');
+        log.warn({ ledgerKey: key }, 'ledger lease lapsed while the handler ran: its result was not recorded');
       }
     } catch (err) {
       // The effect happened: answer it rather than a 503. Unrecorded (or not held by the replicas),
       // the entry stays a lease, and a lease that lapses is the tool's on_lost to decide.
-      log.error({ err, idempotencyKey: key }, 'the ledger did not record a success');
+      log.error({ err, ledgerKey: key }, 'the ledger did not record a success');
     }
     result.effect_id = effect.effect_id;
     return this.#keyed(result, key);
@@ -269,32 +261,28 @@ export class LedgerGuard implements Stage {
   #replay(identity: CallIdentity, effect: ToolEffect): InvocationResult {
     const value = effect.result_value;
     const excludeValue = effect.exclude_value_from_context;
-    return invocationResult(
-      identity,
-      {
-        success: true,
-        message: effect.result_message,
-        value,
-        excludeValue,
-        valueJson: excludeValue || value === null ? null : JSON.stringify(value),
-        error: null,
-        toolHash: effect.tool_hash,
-        replayOf: { effectId: effect.effect_id, idempotencyKey: effect.idempotency_key },
-      },
-      this.#maxContentChars,
-    );
+    return invocationResult(identity, {
+      success: true,
+      message: effect.result_message,
+      value,
+      excludeValue,
+      valueJson: excludeValue || value === null ? null : JSON.stringify(value),
+      error: null,
+      toolHash: effect.tool_hash,
+      replayOf: { effectId: effect.effect_id, ledgerKey: effect.idempotency_key },
+    });
   }
 
   /** An earlier identical run was lost after it started: it may have had its effect, so nothing runs until an admin says. */
   #unknown(call: PipelineCall, lost: UnknownEffect, fresh: boolean): InvocationResult {
     if (fresh) {
       this.#metrics?.ledgerUnknown(lost.tool_name);
-      call.scope.log.warn(
-        { idempotencyKey: lost.idempotency_key, effectId: lost.effect_id, lostAt: lost.lost_at },
+      call.scope.sinks.log.warn(
+        { ledgerKey: lost.idempotency_key, effectId: lost.effect_id, lostAt: lost.lost_at },
         'a ledger lease lapsed without a record: outcome unknown',
       );
     }
-    const result = failure(call.identity, 'outcome_unknown', ...explain.outcomeUnknown(call.tool, lost), this.#maxContentChars);
+    const result = failure(call.identity, 'outcome_unknown', ...explain.outcomeUnknown(call.tool, lost));
     result.effect_id = lost.effect_id;
     result.lost_at = lost.lost_at;
     return result;
@@ -302,7 +290,7 @@ export class LedgerGuard implements Stage {
 
   #inProgress(identity: CallIdentity, tool: RegisteredTool): InvocationResult {
     const message = `An identical call to tool "${tool.name}" is still running and did not finish in time. Retry later: the result will be returned without running the tool again.`;
-    return failure(identity, 'in_progress', message, 'an identical call holds the ledger entry', this.#maxContentChars);
+    return failure(identity, 'in_progress', message, 'an identical call holds the ledger entry');
   }
 
   #keyed(result: InvocationResult, key: string): InvocationResult {
@@ -315,7 +303,7 @@ export class LedgerGuard implements Stage {
     try {
       await this.#ledger.abort(key, token);
     } catch (err) {
-      log.warn({ err, idempotencyKey: key }, 'ledger lease could not be released; it lapses by itself');
+      log.warn({ err, ledgerKey: key }, 'ledger lease could not be released; it lapses by itself');
     }
   }
 }

@@ -26,7 +26,7 @@ export class LedgerSweep {
       for (const lost of await ledger.sweep(BATCH)) {
         metrics?.ledgerUnknown(lost.tool_name);
         log.warn(
-          { idempotencyKey: lost.idempotency_key, effectId: lost.effect_id, lostAt: lost.lost_at },
+          { ledgerKey: lost.idempotency_key, effectId: lost.effect_id, lostAt: lost.lost_at },
           'a ledger lease lapsed without a record: outcome unknown',
         );
       }

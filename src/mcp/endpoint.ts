@@ -22,6 +22,7 @@ import {
 import type { Caller } from '../callers/keys.ts';
 import type { ToolsetView } from '../toolsets/index.ts';
 import { renderMcpCallToolResult, renderMcpTool } from '../formats/mcp.ts';
+import { answered } from '../formats/answer.ts';
 import { TASK_EXECUTION, TASK_METHODS, TASKS_CAPABILITY, type McpTasks } from './tasks.ts';
 import { declaresTasks, EXTENSION_METHODS, TASKS_EXTENSION } from './tasks-extension.ts';
 import type { ResultResources } from '../store/results.ts';
@@ -100,6 +101,9 @@ export class McpEndpoint {
   /** Calls in flight by session key and request id; ids repeat across clients, so a list. */
   readonly #inflight = new Map<string, Cancellation[]>();
 
+  /** MAX_CONTENT_CHARS: where a tools/call answer's text is cut. */
+  readonly #maxContentChars: number;
+
   /** MCP tasks (2025-11-25), served in the handshake era. */
   readonly #tasks: McpTasks | null;
 
@@ -113,6 +117,7 @@ export class McpEndpoint {
     dispatcher: Dispatcher,
     registry: ToolRegistry,
     version: string,
+    maxContentChars: number,
     tasks: McpTasks | null = null,
     results: Pick<ResultResources, 'read'> | null = null,
     approvals: McpApprovals | null = null,
@@ -129,6 +134,7 @@ export class McpEndpoint {
     this.#serverInfo = { name: 'toolport', version };
     this.#registry = registry;
     this.#tasks = tasks;
+    this.#maxContentChars = maxContentChars;
   }
 
   #toolList(era: Era, caller: Caller | null, toolset: ToolsetView | null): Record<string, unknown> {
@@ -246,13 +252,12 @@ export class McpEndpoint {
     // 2026-07-28: the server decides; a client that declared the extension gets a task when the call is not quick.
     if (this.#tasks !== null && env.era === 'stateless' && declaresTasks(message.params))
       return this.#tasks.extension.call(name, message.params!.arguments, env.scope());
-    // This call's own copy: the calls of a batch share the request's scope, and each gets its own
-    // cancellation and progress listener.
+    // The calls of a batch share the request's scope; each gets its own cancellation, progress
+    // listener and client channel, in a scope of its own made below.
     const shared = env.scope();
-    const link = shared.cancellation === null ? null : new CancelLink(shared.cancellation);
+    const caller = shared.caller.id;
+    const link = shared.options.cancellation === null ? null : new CancelLink(shared.options.cancellation);
     const cancellation = new Cancellation(link);
-    const scope: InvocationScope = { ...shared, cancellation };
-    if (env.progress !== undefined) scope.progress = env.progress;
     const channel =
       this.#answers === null
         ? null
@@ -260,11 +265,10 @@ export class McpEndpoint {
             era: env.era,
             message,
             sessionKey: env.sessionKey,
-            caller: scope.caller,
+            caller,
             send: env.ask,
             cancellation,
           });
-    if (channel !== null) scope.client = channel;
     const key = keyOf(env.sessionKey, message.id);
     const calls = this.#inflight.get(key);
     if (calls === undefined) this.#inflight.set(key, [cancellation]);
@@ -272,33 +276,41 @@ export class McpEndpoint {
     try {
       // An argument that is not an object is a wrong value (invalid_arguments), never JSON text to parse.
       const args = message.params!.arguments;
+      let answers: Readonly<Record<string, unknown>> | undefined;
       if (this.#approvals !== null && env.era === 'stateless') {
-        await this.#approvals.resume(message, name, scope.caller);
-        const answers = await answersOf(this.#approvals, message, name, scope.caller);
-        if (answers !== undefined) scope.inputResponses = answers;
+        await this.#approvals.resume(message, name, caller);
+        answers = await answersOf(this.#approvals, message, name, caller);
       }
+      const scope: InvocationScope = {
+        caller: shared.caller,
+        options: { ...shared.options, cancellation, ...(answers !== undefined && { inputResponses: answers }) },
+        sinks: { ...shared.sinks, ...(env.progress !== undefined && { progress: env.progress }), ...(channel !== null && { client: channel }) },
+      };
       let result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, scope);
       const logging = channel?.close();
       if (logging) await logging;
       if (result.error?.code === 'input_required' && result.input_requests !== undefined && this.#approvals !== null && env.era === 'stateless')
-        return await inputRequired(this.#approvals, message, result, scope.caller, scope.inputResponses);
+        return await inputRequired(this.#approvals, message, result, caller, scope.options.inputResponses);
       const clientApprovals = this.#clients?.approvals;
       if (clientApprovals && result.approval !== undefined && env.era === 'handshake' && env.ask !== undefined) {
-        const question = { sessionKey: env.sessionKey, caller: scope.caller, ask: env.ask, cancellation };
+        const question = { sessionKey: env.sessionKey, caller, ask: env.ask, cancellation };
         // Decided while it waited: the same call again runs the approved call once, or reports the outcome (its time limit starts anew).
         if (await clientApprovals.ask(result, question))
-          result = await this.#dispatcher.invoke({ id: null, name, arguments: args ?? {}, parsed: true }, { ...scope, receivedAt: Date.now() });
+          result = await this.#dispatcher.invoke(
+            { id: null, name, arguments: args ?? {}, parsed: true },
+            { ...scope, options: { ...scope.options, receivedAt: Date.now() } },
+          );
       }
       if (result.authorization !== undefined) {
-        const client = { era: env.era, sessionKey: env.sessionKey, caller: scope.caller };
+        const client = { era: env.era, sessionKey: env.sessionKey, caller };
         const asked = await askToConnect(message, { ...result, authorization: result.authorization }, client, this.#clients?.capabilities ?? null);
         if (asked !== null) return asked;
       }
       if (this.#approvals !== null && env.era === 'stateless') {
-        const asked = await this.#approvals.ask(message, result, scope.caller);
+        const asked = await this.#approvals.ask(message, result, caller);
         if (asked !== null) return asked;
       }
-      const rendered: Record<string, unknown> = { ...renderMcpCallToolResult(result) };
+      const rendered: Record<string, unknown> = { ...renderMcpCallToolResult(answered(result, this.#maxContentChars)) };
       return env.era === 'stateless' ? { resultType: 'complete', ...rendered } : rendered;
     } finally {
       link?.detach();

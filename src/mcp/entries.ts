@@ -11,6 +11,7 @@ import { resultIdOf } from '../store/results.ts';
 import type { ToolsetView } from '../toolsets/index.ts';
 import type { CatalogEntry, EntryCatalog, EntryContext, EntryFilter, TemplateEntry } from '../tools/entries.ts';
 import { isObject } from '../json.ts';
+import { UpstreamRpcError } from '../errors.ts';
 import type { Era } from './era.ts';
 import { ErrorCode, ProtocolFault, type JsonRpcRequest } from './protocol.ts';
 import { templateMatcher } from './uri-template.ts';
@@ -78,7 +79,14 @@ export class McpCatalog {
   }
 
   async request(message: JsonRpcRequest, request: EntryRequest): Promise<Record<string, unknown>> {
-    const result = await this.#answer(message, request);
+    let result: Record<string, unknown>;
+    try {
+      result = await this.#answer(message, request);
+    } catch (err) {
+      // A federated entry's server refused: the caller gets the server's own code and message.
+      if (err instanceof UpstreamRpcError) throw new ProtocolFault(err.rpcCode, err.message, 400, err.data);
+      throw err;
+    }
     return request.era === 'stateless' ? { resultType: 'complete', ...result, ...CACHE_HINTS } : result;
   }
 

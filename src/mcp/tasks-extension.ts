@@ -13,15 +13,15 @@ import type { InvocationScope } from '../tools/invoke.ts';
 import { isObject } from '../json.ts';
 import { ErrorCode, META, metaOf, ProtocolFault, type JsonRpcRequest } from './protocol.ts';
 import { renderMcpCallToolResult } from '../formats/mcp.ts';
-import type { InvocationResult } from '../tools/outcome.ts';
+import type { AnsweredResult } from '../tools/outcome.ts';
 
 /** A turn's results as one CallToolResult: every block in call order, an error if any call failed. */
 export function callToolResultOf(result: unknown): Record<string, unknown> {
   if (typeof result === 'object' && result !== null && 'results' in result) {
-    const rendered = (result as { results: InvocationResult[] }).results.map(renderMcpCallToolResult);
+    const rendered = (result as { results: AnsweredResult[] }).results.map(renderMcpCallToolResult);
     return { content: rendered.flatMap((r) => r.content), isError: rendered.some((r) => r.isError) };
   }
-  return { ...renderMcpCallToolResult(result as InvocationResult) };
+  return { ...renderMcpCallToolResult(result as AnsweredResult) };
 }
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';

@@ -11,7 +11,8 @@ import type { ApprovalStatus, ApprovalStore } from '../store/approvals.ts';
 import { ownedSessions } from '../store/owned-sessions.ts';
 import type { Store } from '../store/types.ts';
 import { hashJson } from '../tools/hash.ts';
-import { failure, type CallIdentity, type InvocationResult } from '../tools/outcome.ts';
+import { answerAgain, failure, RESULT_TEXT, type CallIdentity, type InvocationResult } from '../tools/outcome.ts';
+import { contentOf } from '../tools/render.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import type { Logger } from 'pino';
 import type { Principal } from '../callers/principal.ts';
@@ -39,6 +40,7 @@ export interface ApprovalsOptions {
   store: Store;
   /** APPROVAL_TTL_S: how long an approval waits when its rule says nothing, and how long outcomes are kept after. */
   ttlS: number;
+  /** MAX_CONTENT_CHARS: an executed call's result is kept as its approval shows it, content rendered. */
   maxContentChars: number;
   metrics?: Metrics;
   log?: Logger;
@@ -147,7 +149,7 @@ export class Approvals {
         return this.#answer(call, record, record.status === 'denied' ? 'approval_denied' : 'approval_expired');
       case 'executed':
         this.#options.metrics?.approval('replayed');
-        return { ...record.result!, id: call.identity.id, replayed: true, approval: approvalRef(record) };
+        return { ...answerAgain(record.result!), id: call.identity.id, replayed: true, approval: approvalRef(record) };
       case 'approved':
         return this.#runApproved(call, record, run);
     }
@@ -273,17 +275,18 @@ export class Approvals {
       const now = await this.read(record.approval_id);
       if (now?.status === 'executed') return this.gate(call, run); // it finished meanwhile: replay
       const message = `An identical approved call to tool "${call.tool.name}" is running now. Repeat this call in a moment to get its result.`;
-      return failure(call.identity, 'in_progress', message, `approval ${record.approval_id} is being run by another call`, this.#options.maxContentChars);
+      return failure(call.identity, 'in_progress', message, `approval ${record.approval_id} is being run by another call`);
     }
     const result = await run(record.arguments);
-    const executed: ApprovalRecord = { ...record, status: 'executed', result };
+    const shown = { ...result, content: contentOf(result[RESULT_TEXT], this.#options.maxContentChars, result.result_ref ?? null) };
+    const executed: ApprovalRecord = { ...record, status: 'executed', result: shown };
     if (await this.#store.complete(record.approval_id, runner, JSON.stringify(executed))) this.#options.metrics?.approval('executed');
     return { ...result, approval: approvalRef(executed) };
   }
 
   #answer(call: HeldCall, record: ApprovalRecord, code: 'approval_required' | 'approval_denied' | 'approval_expired'): InvocationResult {
     const [message, detail] = explainApproval(call.tool, record, code);
-    const answer = failure(call.identity, code, message, detail, this.#options.maxContentChars);
+    const answer = failure(call.identity, code, message, detail);
     // Only a pending approval rides on the result: a task holds itself in input_required on seeing one.
     if (code !== 'approval_required') return answer;
     const asksClient = call.task !== undefined && record.approvers.includes('client');

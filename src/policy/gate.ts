@@ -19,14 +19,12 @@ export class PolicyGate implements Stage {
   readonly name = 'policy';
   readonly #rules: readonly PolicyRule[];
   readonly #approvals: Approvals;
-  readonly #maxContentChars: number;
   /** The `tool` variable and the tool's own approval rule, made once per registered tool. */
   readonly #tools = new WeakMap<RegisteredTool, { input: PolicyInput['tool']; own: PolicyRule | null }>();
 
-  constructor(rules: readonly PolicyRule[], approvals: Approvals, maxContentChars: number) {
+  constructor(rules: readonly PolicyRule[], approvals: Approvals) {
     this.#rules = rules;
     this.#approvals = approvals;
-    this.#maxContentChars = maxContentChars;
   }
 
   get approvals(): Approvals {
@@ -36,7 +34,8 @@ export class PolicyGate implements Stage {
   #tool(tool: RegisteredTool): { input: PolicyInput['tool']; own: PolicyRule | null } {
     let known = this.#tools.get(tool);
     if (known === undefined) {
-      const input = Object.freeze({ name: tool.name, hash: tool.hash, source: tool.source, annotations: tool.annotations ?? NO_ANNOTATIONS });
+      const source = Object.freeze({ kind: tool.source.kind, name: tool.source.name });
+      const input = Object.freeze({ name: tool.name, hash: tool.hash, source, annotations: tool.annotations ?? NO_ANNOTATIONS });
       known = { input, own: tool.approval === null ? null : toolApprovalRule(tool.name, tool.approval) };
       this.#tools.set(tool, known);
     }
@@ -64,26 +63,26 @@ export class PolicyGate implements Stage {
 
   run(call: PipelineCall, next: Next): Promise<InvocationResult> {
     const { tool, params, scope, identity } = call;
-    const rule = this.match(tool, params, scope.principal, scope.caller, scope.sessionId);
+    const rule = this.match(tool, params, scope.caller.principal, scope.caller.id, scope.sinks.sessionId);
     if (rule === null) return next();
     call.rule = rule.index === null ? 'approval' : `policy[${rule.index}]`;
     if (rule.action === 'allow') return next();
     if (rule.action === 'deny') {
-      scope.log.info({ event: 'PolicyDenied', tool: tool.name, callId: identity.id, rule: rule.index }, 'call denied by policy');
+      scope.sinks.log.info({ event: 'PolicyDenied', tool: tool.name, callId: identity.id, rule: rule.index }, 'call denied by policy');
       const reason = rule.reason ?? `Policy does not allow this call to tool "${tool.name}".`;
-      return Promise.resolve(failure(identity, 'policy_denied', reason, `policy[${rule.index}] denies it`, this.#maxContentChars));
+      return Promise.resolve(failure(identity, 'policy_denied', reason, `policy[${rule.index}] denies it`));
     }
     const held: HeldCall = {
       tool,
       params,
       identity,
-      caller: scope.caller,
-      principal: scope.principal,
-      sessionId: scope.sessionId,
+      caller: scope.caller.id,
+      principal: scope.caller.principal,
+      sessionId: scope.sinks.sessionId,
       budgetMs: call.budgetMs,
-      log: scope.log,
+      log: scope.sinks.log,
       rule,
-      ...(scope.taskId !== undefined && { task: { answers: scope.inputResponses } }),
+      ...(scope.options.taskId !== undefined && { task: { answers: scope.options.inputResponses } }),
     };
     // An approver's edit replaces the arguments the rest of the pipeline runs with.
     return this.#approvals.gate(held, (approved) => {

@@ -49,7 +49,7 @@ export async function buildPolicy(options: {
   if (asked) approvals.startSweep();
   return {
     approvals,
-    gate: asked ? new PolicyGate(rules, approvals, config.maxContentChars) : null,
+    gate: asked ? new PolicyGate(rules, approvals) : null,
     close: () => {
       approvals.close();
       webhook?.close();

@@ -1,7 +1,7 @@
 /** An approval as it is kept, listed and sent (docs/approvals.md), and how results name it. */
 import { isObject } from '../json.ts';
 import type { ApprovalStatus } from '../store/approvals.ts';
-import type { ApprovalRef, InvocationResult } from '../tools/outcome.ts';
+import type { ApprovalRef, ResultAnswer } from '../tools/outcome.ts';
 
 export interface ApprovalDecision {
   by: string;
@@ -31,7 +31,7 @@ export interface ApprovalRecord {
   created_at: string;
   expires_at: string;
   decision: ApprovalDecision | null;
-  result: InvocationResult | null;
+  result: ResultAnswer | null;
 }
 
 export function approvalRef(record: ApprovalRecord): ApprovalRef {

@@ -14,13 +14,15 @@ export interface RawRule {
   readonly value: unknown;
 }
 import { approvers, ttl } from '../tools/approval.ts';
+import type { SourceKind } from '../tools/source.ts';
 
 export type PolicyAction = 'allow' | 'deny' | 'approve';
 
 /** The variables a condition sees. */
 export interface PolicyInput {
   args: Record<string, unknown>;
-  tool: { name: string; hash: string; source: string; annotations: Record<string, boolean> };
+  /** `source`: its kind (`builtin`, `plugin`, `http`, `openapi`, `mcp`) and name, as GET /sources shows them. */
+  tool: { name: string; hash: string; source: { kind: SourceKind; name: string }; annotations: Record<string, boolean> };
   caller: { id: string | null; user: string | null; groups: readonly string[]; scopes: readonly string[]; admin: boolean };
   session: string | null;
 }

@@ -53,11 +53,11 @@ class CallRedaction implements Redaction {
 
   #ownMatcher(): SecretMatcher | null {
     const held = this.#call.heldCredentials;
-    const presented = this.#call.scope.presented;
-    const count = (held?.size ?? 0) + (presented === undefined ? 0 : 1);
+    const presented = this.#call.scope.caller.presented;
+    const count = (held?.size ?? 0) + (presented === null ? 0 : 1);
     if (count === 0) return null;
     if (count !== this.#ownCount) {
-      const secrets: KnownSecret[] = presented === undefined ? [] : [presented];
+      const secrets: KnownSecret[] = presented === null ? [] : [presented];
       for (const [name, value] of held ?? []) secrets.push({ name, value });
       this.#own = new SecretMatcher(secrets);
       this.#ownCount = count;

@@ -21,7 +21,7 @@ export const nameParams = { type: 'object', properties: { name: { type: 'string'
 
 /** Whose credentials a request reads and writes: the same owner a call of this caller uses. */
 export function ownerOf(request: FastifyRequest): string {
-  return credentialOwner({ principal: request.caller?.principal ?? null, caller: request.caller?.id ?? null });
+  return credentialOwner({ principal: request.caller?.principal ?? null, id: request.caller?.id ?? null });
 }
 
 export function escapeHtml(text: string): string {

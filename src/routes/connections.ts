@@ -244,7 +244,11 @@ function myConnectionRoutes(app: FastifyInstance, vault: Vault, definitionOf: (n
     async (request) => {
       const { name } = request.params;
       definitionOf(name);
-      const url = await vault.connectLink(ownerOf(request), name, displayName({ principal: request.caller?.principal ?? null, user: request.caller?.user }));
+      const url = await vault.connectLink(
+        ownerOf(request),
+        name,
+        displayName({ principal: request.caller?.principal ?? null, user: request.caller?.user ?? null }),
+      );
       return { credential: name, url, expires_at: new Date(Date.now() + LINK_TTL_MS).toISOString() };
     },
   );

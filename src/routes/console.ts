@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { NotFound } from '../errors.ts';
-import { compressLargeAnswers } from '../plugins/compress.ts';
+import { compressLargeAnswers } from '../http/compress.ts';
 
 const ASSETS = new URL('../console/', import.meta.url);
 const TYPES: Record<string, string> = {
@@ -48,7 +48,7 @@ export async function consoleRoutes(app: FastifyInstance): Promise<void> {
   const assets = readAssets();
   const page = assets.get('index.html');
   if (page === undefined) throw new Error('the console page (src/console/index.html) is missing');
-  // No key needed (src/plugins/auth.ts isKeyOptional): the page asks for one in the browser.
+  // No key needed (src/http/auth.ts isKeyOptional): the page asks for one in the browser.
   app.get('/console', { schema: { hide: true } }, async (_request, reply) => send(reply, page));
   app.get<{ Params: { asset: string } }>('/console/:asset', { schema: { hide: true } }, async (request, reply) => {
     const asset = request.params.asset === 'index.html' ? undefined : assets.get(request.params.asset);

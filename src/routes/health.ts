@@ -1,7 +1,7 @@
 /** GET /healthz (the process answers), GET /readyz (the store answers too; MCP servers down are named) and GET /sources. */
 import type { FastifyInstance } from 'fastify';
 import { NotReady } from '../errors.ts';
-import type { EventLoopGuard } from '../plugins/event-loop.ts';
+import type { EventLoopGuard } from '../http/event-loop.ts';
 import { problemResponses } from '../schemas.ts';
 import type { UpstreamStatus } from '../sources/types.ts';
 import type { Store } from '../store/types.ts';

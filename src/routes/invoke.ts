@@ -35,9 +35,10 @@ const invokeHeaders = {
   },
 };
 
+/** Serialized here, so Fastify sends the text as it is instead of running its serialization step. */
 function sendJson(request: FastifyRequest, reply: FastifyReply, serialize: (body: object) => string, body: object): FastifyReply {
   markReplayed(reply, body);
-  return reply.type('application/json').header('x-request-id', request.id).serializer(serialize).send(body);
+  return reply.type('application/json').header('x-request-id', request.id).send(serialize(body));
 }
 
 const taskAccepted = {
@@ -50,7 +51,10 @@ const taskAccepted = {
 /** Refused with 503 while the event loop lags (src/app/http.ts). */
 const STARTS_CALLS = { startsCalls: true };
 
-export async function invokeRoutes(app: FastifyInstance, { dispatcher, tasks }: { dispatcher: Dispatcher; tasks: TaskRunner }): Promise<void> {
+export async function invokeRoutes(
+  app: FastifyInstance,
+  { dispatcher, tasks, maxContentChars }: { dispatcher: Dispatcher; tasks: TaskRunner; maxContentChars: number },
+): Promise<void> {
   app.post<{ Querystring: { format?: string } }>(
     '/tools/invoke',
     {
@@ -89,12 +93,12 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher, tasks }: 
         reply,
         parsed.calls.map((call) => call.name),
       );
-      const scope = scopeOf(request, reply);
+      const scope = scopeOf(request, reply, format.name);
       const key = idempotencyKeyOf(request);
       const calls = { turn: parsed.turn, calls: parsed.calls.map((call, i) => keyedCall(call, key, parsed.turn ? i : undefined)) };
       if (prefersAsync(request)) return startTask(tasks, reply, format.name, calls, scope);
-      if (acceptsEventStream(request)) return streamInvocation(request, reply, scope, (s) => answerCalls(dispatcher, format, calls, s));
-      const body = await answerCalls(dispatcher, format, calls, scope);
+      if (acceptsEventStream(request)) return streamInvocation(request, reply, scope, (s) => answerCalls(dispatcher, format, calls, s, maxContentChars));
+      const body = await answerCalls(dispatcher, format, calls, scope, maxContentChars);
       return sendJson(request, reply, parsed.turn ? serializeTurn : serializeResult, body);
     },
   );
@@ -126,12 +130,12 @@ export async function invokeRoutes(app: FastifyInstance, { dispatcher, tasks }: 
     },
     async (request, reply) => {
       app.requireScopes(request, reply, [request.params.name]);
-      const scope = scopeOf(request, reply);
+      const scope = scopeOf(request, reply, nativeFormat.name);
       const call = keyedCall({ id: null, name: request.params.name, arguments: request.body ?? {}, parsed: true }, idempotencyKeyOf(request));
       const calls = { calls: [call], turn: false };
       if (prefersAsync(request)) return startTask(tasks, reply, nativeFormat.name, calls, scope);
-      if (acceptsEventStream(request)) return streamInvocation(request, reply, scope, (s) => answerCalls(dispatcher, nativeFormat, calls, s));
-      return sendJson(request, reply, serializeResult, await answerCalls(dispatcher, nativeFormat, calls, scope));
+      if (acceptsEventStream(request)) return streamInvocation(request, reply, scope, (s) => answerCalls(dispatcher, nativeFormat, calls, s, maxContentChars));
+      return sendJson(request, reply, serializeResult, await answerCalls(dispatcher, nativeFormat, calls, scope, maxContentChars));
     },
   );
 }

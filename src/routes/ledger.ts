@@ -1,7 +1,7 @@
 /**
  * The effect ledger's admin routes (docs/ledger.md): look up a record, invalidate one, a tool's, or a
  * scope's. Each route is marked `config.admin`: with API keys configured (docs/operations.md) the auth hook
- * (src/plugins/auth.ts) refuses them to keys without `admin: true`.
+ * (src/http/auth.ts) refuses them to keys without `admin: true`.
  */
 import type { FastifyInstance } from 'fastify';
 import { InvalidQuery, NotFound } from '../errors.ts';
@@ -40,7 +40,7 @@ const SCOPE = /^(global|session:[A-Za-z0-9._:-]{0,128}|key:[^\s{}]{0,256})$/;
 /** Every ledger key starts with its scope; anything else cannot name an entry. */
 const LEDGER_KEY = /^(global|session|key):/;
 
-/** Marks a route for the admin check of docs/operations.md (src/plugins/auth.ts). */
+/** Marks a route for the admin check of docs/operations.md (src/http/auth.ts). */
 const ADMIN = { admin: true };
 
 const keyParam = {

@@ -80,16 +80,11 @@ function calledTools(messages: readonly unknown[]): string[] {
 
 /** The call's scope; a bad X-Timeout-Ms is a protocol fault of the whole POST. */
 function scopeFor(request: FastifyRequest, reply: FastifyReply, session: RequestSession): InvocationScope {
-  let scope: InvocationScope;
   try {
-    scope = scopeOf(request, reply);
+    return scopeOf(request, reply, 'mcp', session);
   } catch (err) {
     throw new ProtocolFault(ErrorCode.InvalidRequest, err instanceof Error ? err.message : 'invalid header');
   }
-  scope.sessionId = session.id;
-  if (session.source === 'connection') scope.sessionSource = 'connection';
-  scope.format = 'mcp';
-  return scope;
 }
 
 /**

@@ -127,6 +127,8 @@ export async function mcpRoutes(
     dispatcher: Dispatcher;
     registry: ToolRegistry;
     version: string;
+    /** MAX_CONTENT_CHARS: where a tools/call answer's text is cut. */
+    maxContentChars: number;
     metrics?: Metrics;
     tasks?: TaskRunner;
     results?: Pick<ResultResources, 'read'>;
@@ -152,6 +154,7 @@ export async function mcpRoutes(
     options.dispatcher,
     options.registry,
     options.version,
+    options.maxContentChars,
     options.tasks ? new McpTasks(options.tasks, options.taskInlineMs) : null,
     options.results ?? null,
     options.approvals ?? null,
@@ -181,7 +184,7 @@ export async function mcpRoutes(
     reply.header('allow', 'POST');
     return send(request, reply, 405, errorResponse(null, { code: ErrorCode.InvalidRequest, message }));
   };
-  // Routes that only refuse: their methods are not in the Allow of other answers (src/plugins/methods.ts).
+  // Routes that only refuse: their methods are not in the Allow of other answers (src/http/methods.ts).
   const noStream = notAllowed('GET /mcp without Mcp-Session-Id opens nothing: toolport opens a session stream (resource updates) only; POST JSON-RPC messages');
   for (const url of ['/mcp', '/mcp/:toolset']) {
     app.get(url, { schema: { hide: true }, config: { refusesMethod: true } }, (request, reply) => {

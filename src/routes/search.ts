@@ -6,7 +6,7 @@ import { allowsOf } from '../http/scope.ts';
 import { problemResponses } from '../schemas.ts';
 import type { RegisteredTool } from '../tools/registry.ts';
 import { MAX_LIMIT, MAX_QUERY_CHARS, type ToolSearch } from '../toolsets/search.ts';
-import { compressLargeAnswers } from '../plugins/compress.ts';
+import { compressLargeAnswers } from '../http/compress.ts';
 
 interface SearchQuery {
   q?: string;

@@ -7,9 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { problemResponses } from '../schemas.ts';
 import type { UpstreamStatus } from '../sources/types.ts';
 import type { BreakerState, GuardView } from '../sources/upstream/guard.ts';
-import type { RegisteredTool } from '../tools/registry.ts';
-
-type SourceKind = 'builtin' | 'plugin' | 'http' | 'openapi' | 'mcp';
+import { SOURCE_KINDS, type SourceKind } from '../tools/source.ts';
 
 interface SourceAnswer {
   name: string;
@@ -23,18 +21,6 @@ interface SourceAnswer {
   pending: number;
   breaker: BreakerState;
   guards: readonly GuardView[];
-}
-
-/** The source a registered tool came from, as GET /sources names it (an upstream's kind comes from its status). */
-function sourceOf(tool: RegisteredTool): { name: string; kind: SourceKind | 'upstream' } {
-  const label = tool.source;
-  if (tool.hints !== null) return { name: tool.hints.source, kind: 'upstream' };
-  if (label.startsWith('built-in ')) return { name: 'built-in', kind: 'builtin' };
-  if (label.startsWith('TOOLS_FILE ')) return { name: 'http', kind: 'http' };
-  // A plugin: as TOOL_PLUGINS or the tools file names it (a package, a relative path); an absolute path by its file's name only.
-  const absolute = label.startsWith('/') || /^[A-Za-z]:[\\/]/.test(label);
-  const name = absolute ? (label.split(/[\\/]/).pop() ?? label) : label;
-  return { name, kind: 'plugin' };
 }
 
 const failureSchema = {
@@ -92,7 +78,7 @@ const sourceListSchema = {
         required: ['name', 'kind', 'tools', 'state', 'reason', 'calls', 'failures', 'last_error', 'pending', 'breaker', 'guards'],
         properties: {
           name: { type: 'string', description: 'the source name of an OpenAPI document or MCP server; built-in, http, or a plugin file' },
-          kind: { type: 'string', enum: ['builtin', 'plugin', 'http', 'openapi', 'mcp'] },
+          kind: { type: 'string', enum: SOURCE_KINDS },
           tools: { type: 'array', items: { type: 'string' }, description: 'its tools this caller may call' },
           state: {
             type: 'string',
@@ -163,14 +149,14 @@ export async function sourceRoutes(app: FastifyInstance, { upstreams }: { upstre
     async (request) => {
       const caller = request.caller;
       // OpenAPI and MCP source names are unique together; the HTTP tools are one upstream, `http`.
-      const known = new Map(upstreams().map((u) => [u.kind === 'http' ? 'http:http' : `upstream:${u.source}`, u]));
+      const known = new Map(upstreams().map((u) => [`${u.kind}:${u.source}`, u]));
       const grouped = new Map<string, { name: string; kind: SourceKind; tools: string[] }>();
       for (const tool of app.toolport.registry.list()) {
         if (caller !== null && !caller.allows(tool.name)) continue;
-        const { name, kind } = sourceOf(tool);
+        const { name, kind } = tool.source;
         const key = `${kind}:${name}`;
         let group = grouped.get(key);
-        if (group === undefined) grouped.set(key, (group = { name, kind: kind === 'upstream' ? (known.get(key)?.kind ?? 'openapi') : kind, tools: [] }));
+        if (group === undefined) grouped.set(key, (group = { name, kind, tools: [] }));
         group.tools.push(tool.name);
       }
       const sources = [...grouped.entries()].map(([key, g]) => answerOf(g.name, g.kind, g.tools.sort(), known.get(key)));

@@ -39,7 +39,7 @@ export async function startTask(tasks: TaskRunner, reply: FastifyReply, format: 
     .code(202)
     .header('location', `/tasks/${task.task_id}`)
     .header('preference-applied', 'respond-async')
-    .header('x-request-id', scope.requestId)
+    .header('x-request-id', scope.options.requestId)
     .send(task);
 }
 

@@ -7,7 +7,7 @@ import { documentOnly, ifNoneMatchHeaders, notModifiedResponse, problemResponses
 import type { Provenance } from '../tools/provenance.ts';
 import { catalogHash, type RegisteredTool, type ToolRegistry } from '../tools/registry.ts';
 import type { ToolsetDefinition, Toolsets } from '../toolsets/index.ts';
-import { compressLargeAnswers } from '../plugins/compress.ts';
+import { compressLargeAnswers } from '../http/compress.ts';
 
 interface ToolsQuery {
   format?: string;
@@ -20,7 +20,7 @@ interface ToolsQuery {
 const FIELDS: Record<string, (tool: RegisteredTool) => unknown> = {
   name: (t) => t.name,
   description: (t) => t.description,
-  source: (t) => t.source,
+  source: (t) => t.source.label,
   parameters: (t) => t.parameters,
   result: (t) => t.result ?? undefined,
   examples: (t) => t.examples,
@@ -141,7 +141,7 @@ const listQuery = {
   type: 'object',
   properties: {
     ...formatQuery.properties,
-    // The tool names join the enum when the document is generated (src/plugins/openapi-tools.ts).
+    // The tool names join the enum when the document is generated (src/http/openapi-tools.ts).
     tool_choice: {
       type: 'string',
       enum: ['auto', 'none', 'required'],

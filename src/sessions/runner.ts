@@ -24,14 +24,12 @@ const LATE_CODES = new Set(['deadline_exceeded', 'cancelled']);
 export class StagedSessionRunner implements SessionStage {
   readonly name = 'session';
   readonly #store: Store;
-  readonly #maxContentChars: number;
   readonly #metrics: Metrics | undefined;
   /** Retries after a session conflict run one at a time per session here; replicas race by version. */
   readonly #retries = new KeyedLock();
 
-  constructor(store: Store, maxContentChars: number, metrics?: Metrics) {
+  constructor(store: Store, metrics?: Metrics) {
     this.#store = store;
-    this.#maxContentChars = maxContentChars;
     this.#metrics = metrics;
   }
 
@@ -41,7 +39,7 @@ export class StagedSessionRunner implements SessionStage {
   }
 
   run(call: PipelineCall, next: Next): Promise<InvocationResult> {
-    const sessionId = call.scope.sessionId;
+    const sessionId = call.scope.sinks.sessionId;
     return sessionId === null ? next() : this.#run(call, sessionId, next);
   }
 
@@ -57,14 +55,14 @@ export class StagedSessionRunner implements SessionStage {
       if (attempts >= MAX_SESSION_ATTEMPTS || Date.now() >= call.deadline) {
         const [message, detail] = attempts >= MAX_SESSION_ATTEMPTS ? explain.sessionContended(tool, attempts) : explain.deadline(tool, call.budgetMs);
         const code = attempts >= MAX_SESSION_ATTEMPTS ? 'handler_error' : 'deadline_exceeded';
-        return this.record(call, failure(identity, code, message, detail, this.#maxContentChars));
+        return this.record(call, failure(identity, code, message, detail));
       }
-      scope.log.debug(
+      scope.sinks.log.debug(
         { tool: tool.name, callId: identity.id, session: sessionId, attempt: attempts + 1 },
         'the session changed under the call: running it again',
       );
       this.#metrics?.sessionConflict(tool.name);
-      result = await this.#retries.run(ownedSessionId(scope.caller, sessionId), () => this.#attempt(call, sessionId, next));
+      result = await this.#retries.run(ownedSessionId(scope.caller.id, sessionId), () => this.#attempt(call, sessionId, next));
     }
     return result;
   }
@@ -76,7 +74,7 @@ export class StagedSessionRunner implements SessionStage {
 
   /** One run of the rest on fresh reads, then its commit (null: the session changed). */
   async #attempt(call: PipelineCall, sessionId: string, next: Next): Promise<InvocationResult | null> {
-    const session = new StagedSession(ownedSessions(this.#store, call.scope.caller), sessionId);
+    const session = new StagedSession(ownedSessions(this.#store, call.scope.caller.id), sessionId);
     call.session = session;
     const result = await next();
     return this.#commit(call, result, session.close());
@@ -88,29 +86,29 @@ export class StagedSessionRunner implements SessionStage {
    */
   async #commit(call: PipelineCall, result: InvocationResult, staged: Pick<SessionCommit, 'reads' | 'writes'>): Promise<InvocationResult | null> {
     const { identity, parsed: params, scope } = call;
-    const sessionId = scope.sessionId!;
+    const sessionId = scope.sinks.sessionId!;
     const event = {
       type: 'ToolInvoked',
       tool: identity.name.slice(0, 128), // an unknown name can be as long as the body
       call_id: identity.id,
-      ...(scope.parentCallId && { parent_call_id: scope.parentCallId }),
+      ...(scope.options.parentCallId && { parent_call_id: scope.options.parentCallId }),
       arguments_hash: params === null || params === undefined ? null : hashJson(params),
       success: result.success,
       error_code: result.error?.code ?? null,
       duration_ms: result.duration_ms,
       at: new Date().toISOString(),
-      caller: scope.caller,
+      caller: scope.caller.id,
       ...(result.guardrails !== undefined && { guardrails: result.guardrails }),
     };
     // Reads matter only to a call that writes: a read-only call never conflicts.
     const writes = result.success ? staged.writes : NOTHING_STAGED.writes;
     const reads = writes.size > 0 ? staged.reads : NOTHING_STAGED.reads;
     const commit = withSpan('session commit', { 'toolport.session.writes': writes.size }, () =>
-      ownedSessions(this.#store, scope.caller).commitSession(sessionId, { reads, writes, event: JSON.stringify(event) }),
+      ownedSessions(this.#store, scope.caller.id).commitSession(sessionId, { reads, writes, event: JSON.stringify(event) }),
     );
     if (LATE_CODES.has(result.error?.code ?? '')) {
       // Out of time (or caller gone): answer now; the lone event lands when the store answers.
-      commit.catch((err: unknown) => scope.log.warn({ err, callId: identity.id }, 'the event of a call that ran out of time was not recorded'));
+      commit.catch((err: unknown) => scope.sinks.log.warn({ err, callId: identity.id }, 'the event of a call that ran out of time was not recorded'));
     } else if (!(await commit)) return null;
     call.sessionRecorded = true;
     return result;

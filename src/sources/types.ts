@@ -5,7 +5,6 @@ import type { Store } from '../store/types.ts';
 import type { PluginOptions } from '../tools/plugins.ts';
 import type { Provenance } from '../tools/provenance.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
-import type { RawEntry } from './entry.ts';
 import type { ToolsFile } from './tools-file.ts';
 import type { GuardView } from './upstream/guard.ts';
 import type { CallHealthView } from './upstream/health.ts';
@@ -45,10 +44,3 @@ export interface UpstreamStatus {
   /** Its breaker and limits: one per origin for the HTTP tools, one for an OpenAPI source or MCP server. */
   guards: readonly GuardView[];
 }
-
-/**
- * One kind of source: turns its section's entries into ordinary registered tools whose handler
- * forwards the call. Registered through `context.registry.withSource(…)`, so a clash of names
- * stops the start naming both sources.
- */
-export type SourceKind = (entries: readonly RawEntry[], context: SourceContext) => Promise<void>;

@@ -4,7 +4,7 @@
  * at once still make one chain: `hash = sha1(prev + "\n" + body)`, where `body` is the entry's JSON
  * text as the service wrote it and `prev` the hash of the entry before ("" for the first ever).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** An entry as kept: its number in the chain, its link and its body (JSON text). */
 export interface StoredAuditEntry {
@@ -34,7 +34,7 @@ export interface AuditLog {
 
 /** The link of an entry: what `hash` must be for this `prev` and `body` (SHA-1: what Redis scripts compute). */
 export function auditHash(prev: string, body: string): string {
-  return createHash('sha1').update(`${prev}\n${body}`).digest('hex');
+  return hash('sha1', `${prev}\n${body}`, 'hex'); // one-shot: no Hash object per entry
 }
 
 /** An entry as one JSON object: its seq, prev and hash, then the body's own members (body text kept exact). */

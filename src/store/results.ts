@@ -30,6 +30,9 @@ export interface ResultStore {
 /** How a result names its kept whole (docs/large-results.md `result_ref`). */
 export type ResultRef = Static<typeof resultRefSchema>;
 
+/** What the pipeline needs to keep a cut result whole: the limit an answer cuts at, and the keeping. */
+export type ResultKeeper = Pick<ResultResources, 'keep' | 'maxContentChars'>;
+
 const RESULT_URI = /^toolport:\/\/results\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 export const RESULT_ID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 export const RESULT_URI_PATTERN = '^toolport://results/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
@@ -50,10 +53,13 @@ export function resultIdOf(uri: string): string | null {
 export class ResultResources {
   readonly #store: ResultStore;
   readonly #ttlMs: number;
+  /** MAX_CONTENT_CHARS: a content longer than this (or than its tool's own limit) is cut, so its whole is kept. */
+  readonly maxContentChars: number;
 
-  constructor(store: ResultStore, ttlS: number) {
+  constructor(store: ResultStore, ttlS: number, maxContentChars: number) {
     this.#store = store;
     this.#ttlMs = ttlS * 1000;
+    this.maxContentChars = maxContentChars;
   }
 
   async keep(call: { caller: string | null; tool: string; callId: string; content: string }): Promise<ResultRef> {

@@ -79,20 +79,23 @@ export function scopeOfRun(
   throttle: ProgressThrottle,
 ): InvocationScope {
   return {
-    requestId: job.requestId,
-    sessionId: job.sessionId,
-    ...(job.sessionSource !== undefined && { sessionSource: job.sessionSource }),
-    caller: job.caller,
-    principal: access.principal,
-    ...(job.user !== undefined && { user: job.user }),
-    ...(access.allows !== undefined && { allows: access.allows }),
-    timeoutMs: job.timeoutMs,
-    defaultTimeoutMs: job.timeoutMs ?? defaultTimeoutMs,
-    receivedAt: job.receivedAt,
-    log: log.child({ task: id }),
-    cancellation,
-    progress: (_callId, done, total) => throttle.report(done, total),
-    taskId: id,
-    ...(job.inputResponses !== undefined && { inputResponses: job.inputResponses }),
+    caller: { id: job.caller, principal: access.principal, user: job.user ?? null, presented: null },
+    options: {
+      requestId: job.requestId,
+      format: job.format,
+      ...(access.allows !== undefined && { allows: access.allows }),
+      timeoutMs: job.timeoutMs,
+      defaultTimeoutMs: job.timeoutMs ?? defaultTimeoutMs,
+      receivedAt: job.receivedAt,
+      cancellation,
+      taskId: id,
+      ...(job.inputResponses !== undefined && { inputResponses: job.inputResponses }),
+    },
+    sinks: {
+      sessionId: job.sessionId,
+      ...(job.sessionSource !== undefined && { sessionSource: job.sessionSource }),
+      progress: (_callId, done, total) => throttle.report(done, total),
+      log: log.child({ task: id }),
+    },
   };
 }

@@ -19,7 +19,7 @@ export interface TaskJob {
   calls: ToolCall[];
   sessionId: string | null;
   /** Where the session id came from (an MCP connection's gives way to a session_id argument). */
-  sessionSource?: InvocationScope['sessionSource'];
+  sessionSource?: InvocationScope['sinks']['sessionSource'];
   caller: string | null;
   /** The toolset the task was started in: every run of it (resumed, approved, retried) stays inside it. */
   toolset?: ToolsetRef;
@@ -74,14 +74,14 @@ export function taskJobOf(format: string, turn: boolean, calls: readonly ToolCal
     format,
     turn,
     calls: calls.map((call) => ({ ...call, id: call.id ?? `call_${randomUUID()}` })),
-    sessionId: scope.sessionId,
-    ...(scope.sessionSource !== undefined && { sessionSource: scope.sessionSource }),
-    caller: scope.caller,
-    ...(scope.user !== undefined && { user: scope.user }),
-    ...(scope.toolset !== undefined && { toolset: scope.toolset }),
-    timeoutMs: scope.timeoutMs,
-    receivedAt: scope.receivedAt,
-    requestId: scope.requestId,
+    sessionId: scope.sinks.sessionId,
+    ...(scope.sinks.sessionSource !== undefined && { sessionSource: scope.sinks.sessionSource }),
+    caller: scope.caller.id,
+    ...(scope.caller.user !== null && { user: scope.caller.user }),
+    ...(scope.options.toolset !== undefined && { toolset: scope.options.toolset }),
+    timeoutMs: scope.options.timeoutMs,
+    receivedAt: scope.options.receivedAt,
+    requestId: scope.options.requestId,
   };
 }
 

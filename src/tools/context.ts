@@ -99,7 +99,8 @@ export interface CallContextInit<Scope = unknown> {
   callId: string;
   toolName: string;
   requestId: string;
-  idempotencyKey: string | null;
+  /** The effect ledger's key of the call (the tool has an idempotency strategy), else null: the context's `idempotencyKey`. */
+  ledgerKey: string | null;
   session: SessionHandle | null;
   /** Named in the call's log lines. */
   sessionId: string | null;
@@ -163,7 +164,7 @@ export class CallContext implements ToolContext {
     this.callId = init.callId;
     this.toolName = init.toolName;
     this.requestId = init.requestId;
-    this.idempotencyKey = init.idempotencyKey;
+    this.idempotencyKey = init.ledgerKey;
     this.session = init.session;
     this.deadline = init.deadline;
     this.caller = init.caller;

@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import { hashJson } from './hash.ts';
 import type { UserIdentity } from '../callers/keys.ts';
+import { sameSource, type ToolSource } from './source.ts';
 
 /** What an entry's functions are handed for one request. */
 export interface EntryContext {
@@ -49,7 +50,7 @@ export interface Completion {
 export type Complete = (argument: string, value: string, context: EntryContext, others: Readonly<Record<string, string>>) => Promise<Completion>;
 
 interface EntryBase {
-  readonly source: string;
+  readonly source: ToolSource;
   /** What access rules and toolsets match (`<prefix>_<name>` for an upstream's entries). */
   readonly name: string;
   readonly metadata: Readonly<EntryMetadata>;
@@ -139,7 +140,7 @@ export class EntryCatalog {
   add(entry: CatalogEntry): string | null {
     const key = keyOf(entry);
     const held = this.#entries[entry.kind].get(key);
-    if (held !== undefined && held.source !== entry.source) return `${entry.kind} "${key}" is already registered by ${held.source}`;
+    if (held !== undefined && !sameSource(held.source, entry.source)) return `${entry.kind} "${key}" is already registered by ${held.source.label}`;
     if (held !== undefined) return `${entry.kind} "${key}" is registered twice`;
     this.#entries[entry.kind].set(key, Object.freeze(entry));
     this.#version++;
@@ -147,12 +148,12 @@ export class EntryCatalog {
   }
 
   /** Swaps every entry of `source` for `entries` (all kinds); a key another source holds throws (returns the problem), changing nothing. */
-  replaceSource(source: string, entries: readonly CatalogEntry[]): string | null {
+  replaceSource(source: ToolSource, entries: readonly CatalogEntry[]): string | null {
     for (const entry of entries) {
       const held = this.#entries[entry.kind].get(keyOf(entry));
-      if (held !== undefined && held.source !== source) return `${entry.kind} "${keyOf(entry)}" is already registered by ${held.source}`;
+      if (held !== undefined && !sameSource(held.source, source)) return `${entry.kind} "${keyOf(entry)}" is already registered by ${held.source.label}`;
     }
-    for (const map of Object.values(this.#entries)) for (const [key, entry] of map) if (entry.source === source) map.delete(key);
+    for (const map of Object.values(this.#entries)) for (const [key, entry] of map) if (sameSource(entry.source, source)) map.delete(key);
     for (const entry of entries) this.#entries[entry.kind].set(keyOf(entry), Object.freeze(entry));
     this.#version++;
     return null;

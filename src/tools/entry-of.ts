@@ -3,6 +3,7 @@ import { isObject } from '../json.ts';
 import { ToolDefinitionError } from '../errors.ts';
 import { entryHash, type CatalogEntry, type Complete, type EntryMetadata, type ResourceContents } from './entries.ts';
 import type { Completions, PromptDefinition, ReadReturn, ResourceDefinition, ResourceTemplateDefinition } from './entry-definitions.ts';
+import type { ToolSource } from './source.ts';
 
 function contentsOf(uri: string, mimeType: string | undefined, returned: ReadReturn): ResourceContents[] {
   const items = typeof returned === 'string' ? [{ text: returned }] : Array.isArray(returned) ? returned : [returned];
@@ -30,9 +31,9 @@ function metadataOf(definition: Record<string, unknown>): EntryMetadata {
 }
 
 /** The catalog entry of a plugin's definition; throws ToolDefinitionError naming what is wrong. */
-export function entryOf(definition: unknown, source: string): CatalogEntry {
+export function entryOf(definition: unknown, source: ToolSource): CatalogEntry {
   const fail = (problem: string): never => {
-    throw new ToolDefinitionError(`${source}: ${problem}`);
+    throw new ToolDefinitionError(`${source.label}: ${problem}`);
   };
   if (!isObject(definition)) return fail('a definition must be an object');
   const { name } = definition;

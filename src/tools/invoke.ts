@@ -19,7 +19,8 @@ import {
 import type { ToolRegistry } from './registry.ts';
 import type { NestedResult } from './types.ts';
 
-export type { FinishedCall, InvocationScope, RunKey, ToolCall, ToolsetRef } from './pipeline/index.ts';
+export { OPEN_CALLER } from './pipeline/index.ts';
+export type { CallerIdentity, CallOptions, CallSinks, FinishedCall, InvocationScope, RunKey, ToolCall, ToolsetRef } from './pipeline/index.ts';
 export type DispatcherOptions = PipelineOptions;
 
 const MAX_NESTING = 8;
@@ -46,15 +47,25 @@ export class Dispatcher implements NestedCalls<InvocationScope> {
   }
 
   nestedCall(name: string, params: Record<string, unknown>, parent: CallContext, scope: InvocationScope, runKey?: RunKey): Promise<InvocationResult> {
-    const depth = (scope.depth ?? 0) + 1;
+    const depth = (scope.options.depth ?? 0) + 1;
     const now = Date.now();
     if (depth > MAX_NESTING) {
       const identity = { id: `call_${randomUUID()}`, name, toolHash: null, startedAt: performance.now() };
-      return Promise.resolve(failure(identity, 'handler_error', `Nested tool calls are limited to ${MAX_NESTING} levels.`, 'nesting limit reached', 2000));
+      return Promise.resolve(failure(identity, 'handler_error', `Nested tool calls are limited to ${MAX_NESTING} levels.`, 'nesting limit reached'));
     }
     return this.invoke(
       { id: null, name, arguments: params, ...(runKey !== undefined && { runKey }) },
-      { ...scope, timeoutMs: Math.max(0, parent.deadline - now), receivedAt: now, cancellation: parent.ended, parentCallId: parent.callId, depth },
+      {
+        ...scope,
+        options: {
+          ...scope.options,
+          timeoutMs: Math.max(0, parent.deadline - now),
+          receivedAt: now,
+          cancellation: parent.ended,
+          parentCallId: parent.callId,
+          depth,
+        },
+      },
     );
   }
 }

@@ -3,6 +3,7 @@ import { isGuardrail } from './guardrail.ts';
 import type { WorkerPool } from './isolation/pool.ts';
 import { exportedBy, importModule, specifierOf } from './plugin-module.ts';
 import { type ToolRegistry } from './registry.ts';
+import { pluginSource } from './source.ts';
 import type { Isolation, PluginRegistry, ToolDefinition } from './types.ts';
 import { PluginLoadError, ToolDefinitionError } from '../errors.ts';
 import { isEntryDefinition } from './entry-definitions.ts';
@@ -34,16 +35,16 @@ export async function loadPlugin(registry: ToolRegistry, entry: string, cwd = pr
     throw new PluginLoadError(`plugin ${entry} failed to load: ${err instanceof Error ? err.message : String(err)}`);
   }
   const exported = exportedBy(module);
-  const register = (definition: ToolDefinition) => registry.registerTool(placed(definition, entry, specifier, options));
+  const own = registry.of(pluginSource(entry));
+  const target: PluginRegistry = {
+    registerTool: (definition) => own.registerTool(placed(definition, entry, specifier, options)),
+    registerResource: own.registerResource,
+    registerEntry: own.registerEntry,
+    registerGuardrail: own.registerGuardrail,
+  };
   if (typeof exported === 'function') {
-    const target: PluginRegistry = {
-      registerTool: register,
-      registerResource: (key, value) => registry.registerResource(key, value),
-      registerEntry: (definition) => registry.registerEntry(definition),
-      registerGuardrail: (definition) => registry.registerGuardrail(definition),
-    };
     try {
-      await registry.withSource(entry, () => (exported as (r: PluginRegistry) => unknown)(target));
+      await (exported as (r: PluginRegistry) => unknown)(target);
     } catch (err) {
       if (err instanceof ToolDefinitionError) throw err;
       throw new PluginLoadError(`plugin ${entry} failed to register: ${err instanceof Error ? err.message : String(err)}`);
@@ -54,11 +55,11 @@ export async function loadPlugin(registry: ToolRegistry, entry: string, cwd = pr
     throw new PluginLoadError(`plugin ${entry} must export by default a tool or guardrail definition, an array of them, or a function`);
   }
   const definitions = (Array.isArray(exported) ? exported : [exported]) as unknown[];
-  await registry.withSource(entry, () =>
-    definitions.forEach((d) =>
-      isGuardrail(d) ? registry.registerGuardrail(d) : isEntryDefinition(d) ? registry.registerEntry(d) : register(d as ToolDefinition),
-    ),
-  );
+  for (const d of definitions) {
+    if (isGuardrail(d)) target.registerGuardrail(d);
+    else if (isEntryDefinition(d)) target.registerEntry(d);
+    else target.registerTool(d as ToolDefinition);
+  }
 }
 
 export async function loadPlugins(registry: ToolRegistry, entries: readonly string[], cwd = process.cwd(), options: PluginOptions = {}): Promise<void> {

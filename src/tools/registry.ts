@@ -14,6 +14,7 @@ import { EntryCatalog } from './entries.ts';
 import type { EntryDefinition } from './entry-definitions.ts';
 import { entryOf } from './entry-of.ts';
 import type { GuardrailDefinition } from './guardrail.ts';
+import { sameSource, type ToolSource } from './source.ts';
 
 export type { NormalizedIdempotency } from './definition-checks.ts';
 
@@ -33,8 +34,15 @@ export interface RegisterOptions {
 }
 
 export interface SearchHints {
-  source: string;
   words: readonly string[];
+}
+
+/** The registry as one source sees it: everything registered through it is that source's. */
+export interface SourceRegistry extends PluginRegistry {
+  readonly source: ToolSource;
+  registerTool(definition: ToolDefinition, options?: RegisterOptions): void;
+  /** A built-in that keeps its state in a session (docs/sessions-and-planning.md): it gets the optional `session_id` argument. Not offered to plugins. */
+  registerSessionTool(definition: ToolDefinition): void;
 }
 
 export interface RegisteredTool {
@@ -61,7 +69,7 @@ export interface RegisteredTool {
   /** MCP's `_meta` of the tool (an MCP App's `ui.resourceUri`); null: none. */
   readonly meta: Readonly<Record<string, unknown>> | null;
   readonly hash: string;
-  readonly source: string;
+  readonly source: ToolSource;
   readonly hints: SearchHints | null;
   readonly validateParams: Validator;
   readonly validateResult: Validator | null;
@@ -74,7 +82,7 @@ function definitionHash(name: string, description: string, parametersJson: strin
   return sha256Hex(`{"description":${canonicalJson(description)},"name":${canonicalJson(name)},"parameters":${parametersJson}${result}}`);
 }
 
-export class ToolRegistry implements PluginRegistry {
+export class ToolRegistry {
   readonly #tools = new Map<string, RegisteredTool>();
   /** The other kinds: resources, resource templates and prompts (src/tools/entries.ts). */
   readonly entries = new EntryCatalog();
@@ -92,43 +100,45 @@ export class ToolRegistry implements PluginRegistry {
   constructor(options: { maxContentChars?: number } = {}) {
     this.#maxContentChars = options.maxContentChars ?? 100_000;
   }
-  #source = 'toolport';
   #version = 0;
 
   readonly resources: Resources = Object.freeze({
     get: <T>(key: string): T | undefined => this.#resources.get(key) as T | undefined,
   });
 
-  /** Names the module whose definitions follow, for error messages. */
-  async withSource(source: string, register: () => unknown): Promise<void> {
-    const previous = this.#source;
-    this.#source = source;
-    try {
-      await register();
-    } finally {
-      this.#source = previous;
-    }
+  /** What `source` registers through: its tools, resources, entries and guardrails are named as its own. */
+  of(source: ToolSource): SourceRegistry {
+    return Object.freeze({
+      source,
+      registerTool: (definition: ToolDefinition, options: RegisterOptions = {}) => this.#add(this.#check(definition, source, false, undefined, options)),
+      registerSessionTool: (definition: ToolDefinition) => this.#add(this.#check(withSessionArgument(definition), source, true)),
+      registerResource: (key: string, value: unknown) => this.#registerResource(source, key, value),
+      registerEntry: (definition: EntryDefinition) => {
+        const problem = this.entries.add(entryOf(definition, source));
+        if (problem !== null) throw new ToolDefinitionError(`${source.label}: ${problem}`);
+      },
+      registerGuardrail: (definition: GuardrailDefinition) => this.#registerGuardrail(source, definition),
+    });
   }
 
-  registerResource(key: string, value: unknown): void {
-    if (typeof key !== 'string' || key === '') throw new ToolDefinitionError(`${this.#source}: a resource needs a non-empty string key`);
-    if (this.#resources.has(key)) throw new ToolDefinitionError(`${this.#source}: resource "${key}" is registered twice`);
+  #add(tool: RegisteredTool): void {
+    this.#tools.set(tool.name, Object.freeze(tool));
+    this.#version++;
+  }
+
+  #registerResource({ label }: ToolSource, key: string, value: unknown): void {
+    if (typeof key !== 'string' || key === '') throw new ToolDefinitionError(`${label}: a resource needs a non-empty string key`);
+    if (this.#resources.has(key)) throw new ToolDefinitionError(`${label}: resource "${key}" is registered twice`);
     this.#resources.set(key, value);
   }
 
-  /** A plugin's resource, resource template or prompt. */
-  registerEntry(definition: EntryDefinition): void {
-    const problem = this.entries.add(entryOf(definition, this.#source));
-    if (problem !== null) throw new ToolDefinitionError(`${this.#source}: ${problem}`);
-  }
-
   /** A plugin's own guardrail (src/tools/guardrail.ts); the guardrail stage runs it on the tools it names. */
-  registerGuardrail(definition: GuardrailDefinition): void {
+  #registerGuardrail({ label }: ToolSource, definition: GuardrailDefinition): void {
     const name = (definition as { name?: unknown }).name;
-    if (typeof name !== 'string' || name === '') throw new ToolDefinitionError(`${this.#source}: a guardrail needs a non-empty name`);
-    if (this.#guardrails.has(name)) throw new ToolDefinitionError(`${this.#source}: guardrail "${name}" is registered twice`);
+    if (typeof name !== 'string' || name === '') throw new ToolDefinitionError(`${label}: a guardrail needs a non-empty name`);
+    if (this.#guardrails.has(name)) throw new ToolDefinitionError(`${label}: guardrail "${name}" is registered twice`);
     if (definition.input === undefined && definition.output === undefined)
-      throw new ToolDefinitionError(`${this.#source}: guardrail "${name}" needs an input or an output check`);
+      throw new ToolDefinitionError(`${label}: guardrail "${name}" needs an input or an output check`);
     this.#guardrails.set(name, definition);
   }
 
@@ -137,41 +147,33 @@ export class ToolRegistry implements PluginRegistry {
     return [...this.#guardrails.values()];
   }
 
-  registerTool(definition: ToolDefinition, options: RegisterOptions = {}): void {
-    const tool = this.#check(definition, this.#source, false, undefined, options);
-    this.#tools.set(tool.name, Object.freeze(tool));
-    this.#version++;
-  }
-
-  /** A built-in that keeps its state in a session (docs/sessions-and-planning.md): it gets the optional `session_id` argument. Not offered to plugins. */
-  registerSessionTool(definition: ToolDefinition): void {
-    const tool = this.#check(withSessionArgument(definition), this.#source, true);
-    this.#tools.set(tool.name, Object.freeze(tool));
-    this.#version++;
-  }
-
   /**
    * Swaps every tool of `source` for `definitions` in one step (a tool source whose upstream
    * changed its list at run time). All are checked first: a bad one or a name another source
    * holds throws, changing nothing. Answers the tools now registered for the source.
    */
-  replaceSource(source: string, definitions: readonly ToolDefinition[], options: RegisterOptions = {}): RegisteredTool[] {
-    const ours = (name: string) => this.#tools.get(name)?.source === source;
+  replaceSource(source: ToolSource, definitions: readonly ToolDefinition[], options: RegisterOptions = {}): RegisteredTool[] {
+    const ours = (name: string) => this.#owns(source, name);
     const checked = definitions.map((definition) => Object.freeze(this.#check(definition, source, false, ours, options)));
     const names = new Set<string>();
     for (const tool of checked) {
-      if (names.has(tool.name)) fail(source, tool.name, 'name is produced twice');
+      if (names.has(tool.name)) fail(source.label, tool.name, 'name is produced twice');
       names.add(tool.name);
     }
-    for (const [name, tool] of this.#tools) if (tool.source === source) this.#tools.delete(name);
+    for (const [name, tool] of this.#tools) if (sameSource(tool.source, source)) this.#tools.delete(name);
     for (const tool of checked) this.#tools.set(tool.name, tool);
     this.#version++;
     return checked;
   }
 
   /** Checks a definition as `source` would register it (its own tools' names are free), without registering it. */
-  check(definition: ToolDefinition, source: string, options: RegisterOptions = {}): RegisteredTool {
-    return this.#check(definition, source, false, (name) => this.#tools.get(name)?.source === source, options);
+  check(definition: ToolDefinition, source: ToolSource, options: RegisterOptions = {}): RegisteredTool {
+    return this.#check(definition, source, false, (name) => this.#owns(source, name), options);
+  }
+
+  #owns(source: ToolSource, name: string): boolean {
+    const held = this.#tools.get(name);
+    return held !== undefined && sameSource(held.source, source);
   }
 
   /** Counts changes to the catalog: what is built from list() is stale once it moves. */
@@ -224,11 +226,12 @@ export class ToolRegistry implements PluginRegistry {
   /** `replaceable`: names this registration may take over (the tools it replaces). */
   #check(
     definition: unknown,
-    source: string,
+    origin: ToolSource,
     takesSessionHandle: boolean,
     replaceable: (name: string) => boolean = () => false,
     options: RegisterOptions = {},
   ): RegisteredTool {
+    const source = origin.label;
     const upstream = options.schemas === 'upstream';
     if (!isObject(definition)) fail(source, undefined, 'a definition must be an object');
     const {
@@ -248,7 +251,7 @@ export class ToolRegistry implements PluginRegistry {
       handler,
     } = definition;
     if (typeof name !== 'string' || !TOOL_NAME.test(name)) fail(source, name, `name must match ${TOOL_NAME}`);
-    if (this.#tools.has(name) && !replaceable(name)) fail(source, name, `name is already taken by ${this.#tools.get(name)!.source}`);
+    if (this.#tools.has(name) && !replaceable(name)) fail(source, name, `name is already taken by ${this.#tools.get(name)!.source.label}`);
     const longest = options.longDescription === true ? 2000 : 200;
     if (typeof description !== 'string' || description.length < 1 || description.length > longest) {
       fail(source, name, `description must be 1–${longest} characters`);
@@ -297,7 +300,7 @@ export class ToolRegistry implements PluginRegistry {
       credentials: Object.freeze([...((credentials as string[] | undefined) ?? [])]),
       meta: isObject(definition._meta) ? definition._meta : null,
       hash: definitionHash(name, description, parametersJson, resultJson),
-      source,
+      source: origin,
       hints: options.hints ?? null,
       validateParams,
       validateResult,

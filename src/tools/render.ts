@@ -2,6 +2,32 @@
 import type { Attachment } from './types.ts';
 import type { ResultRef } from '../store/results.ts';
 
+/**
+ * The text a result's `content` is made of, before any cut: carried as data through the pipeline
+ * and rendered once where the answer is formatted (formats/answer.ts), where MAX_CONTENT_CHARS is known.
+ */
+export interface ResultText {
+  /** The message, with a line naming each attachment. */
+  readonly message: string;
+  /** The value's JSON when the model sees it; null leaves the value out. */
+  readonly valueJson: string | null;
+  /** The tool's own `max_content_chars`; null: the service's MAX_CONTENT_CHARS. */
+  readonly limit: number | null;
+}
+
+/** A result's content: its text cut at the tool's own limit, else at `maxChars` (MAX_CONTENT_CHARS). */
+export function contentOf(text: ResultText, maxChars: number, kept: ResultRef | null): string {
+  return renderContent(text.message, text.valueJson, text.limit ?? maxChars, kept);
+}
+
+/** The whole content when rendering will cut it (so a caller may keep it), else null; the cheap test first. */
+export function wholeIfCut(text: ResultText, maxChars: number): string | null {
+  const limit = text.limit ?? maxChars;
+  if (text.message.length + (text.valueJson?.length ?? 0) + 2 <= limit) return null;
+  const whole = joinContent(text.message, text.valueJson);
+  return whole.length > limit ? whole : null;
+}
+
 /** The whole content, uncut. */
 export function joinContent(message: string, valueJson: string | null): string {
   return valueJson === null ? message : message === '' ? valueJson : `${message}\n\n${valueJson}`;

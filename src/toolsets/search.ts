@@ -48,7 +48,8 @@ function documentOf(tool: RegisteredTool): IndexedTool {
     words: tool.hints === null ? '' : tool.hints.words.map(words).join(' '),
     description: tool.description,
     parameters: parameterText(tool),
-    source: tool.hints?.source ?? '',
+    // An upstream's name says what its tools are about; `built-in` or a plugin's file name would not.
+    source: tool.source.kind === 'openapi' || tool.source.kind === 'mcp' ? tool.source.name : '',
   };
 }
 

@@ -26,8 +26,8 @@ export interface TracedCall {
   arguments: unknown;
 }
 export interface TracedScope {
-  caller: string | null;
-  format?: string;
+  caller: { id: string | null };
+  options: { format: string };
 }
 export interface TracedResult {
   id: string;
@@ -103,9 +103,9 @@ export class TracingRuntime implements RequestTracer {
   }
 
   async #traceCall<R extends TracedResult>(call: TracedCall, scope: TracedScope, run: () => Promise<R>, traceArguments: boolean): Promise<R> {
-    const attributes: SpanAttributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.name, 'toolport.format': scope.format ?? 'native' };
+    const attributes: SpanAttributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.name, 'toolport.format': scope.options.format };
     if (call.id !== null) attributes['gen_ai.tool.call.id'] = call.id;
-    if (scope.caller !== null) attributes['toolport.caller'] = scope.caller;
+    if (scope.caller.id !== null) attributes['toolport.caller'] = scope.caller.id;
     if (traceArguments) attributes['gen_ai.tool.call.arguments'] = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {});
     const span = this.#sdk.tracer.startSpan(`execute_tool ${call.name}`, { kind: SpanKind.INTERNAL, attributes });
     let result: R;

@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { inject } from 'vitest';
-import { buildApp } from '../../src/app.ts';
+import { buildApp } from '../../src/app/index.ts';
 import { loadConfig } from '../../src/config.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { registerTestTools } from './tools.ts';
 
 export type StoreKind = 'memory' | 'redis';
@@ -15,7 +15,7 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   redisUrl?: string;
   logger?: Logger;
-  register?: (registry: ToolRegistry) => void;
+  register?: (registry: SourceRegistry) => void;
 }
 
 export async function makeApp(kind: StoreKind, options: TestAppOptions = {}): Promise<FastifyInstance> {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 
 const sha = (secret: string) => createHash('sha256').update(secret).digest('hex');
 
@@ -15,7 +15,7 @@ export interface PolicyFixture {
   /** Runs of each payment tool's handler, and the arguments of the last one. */
   runs: Map<string, number>;
   last: Map<string, unknown>;
-  register: (registry: ToolRegistry) => void;
+  register: (registry: SourceRegistry) => void;
 }
 
 export const DEFAULT_RULES = [
@@ -49,7 +49,7 @@ export async function policyFixture(rules: unknown[] = DEFAULT_RULES, env: Recor
     return ok({ refunded: params.amount, order: params.order }, `refunded ${String(params.amount)}`);
   };
   const amount = { type: 'object', properties: { order: { type: 'string' }, amount: { type: 'number', maximum: 100000 } }, required: ['order', 'amount'] };
-  const register = (registry: ToolRegistry) => {
+  const register = (registry: SourceRegistry) => {
     registry.registerTool({ name: 'payments_refund', description: 'Refund an order.', parameters: amount, handler: counted('payments_refund') });
     registry.registerTool({
       name: 'wipe_disk',

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { error, ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import type { ToolDefinition } from '../../src/tools/types.ts';
 
 /** Handler runs by `tag` (every test uses its own tags, so counts never mix). */
@@ -95,6 +95,6 @@ export const ledgerTools: ToolDefinition[] = [
   },
 ];
 
-export function registerLedgerTools(registry: ToolRegistry): void {
+export function registerLedgerTools(registry: SourceRegistry): void {
   for (const tool of ledgerTools) registry.registerTool(tool);
 }

@@ -3,10 +3,10 @@
  * guides named beside each), and the tools they call, so the format tests run on real shapes.
  */
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 
 /** The tools of the docs' examples: get_weather (OpenAI, Anthropic) and set_light_values (Gemini). */
-export function registerDocTools(registry: ToolRegistry): void {
+export function registerDocTools(registry: SourceRegistry): void {
   registry.registerTool({
     name: 'get_weather',
     description: 'Get current temperature for a given location.',

@@ -1,7 +1,7 @@
 /** Tools that behave well and badly, for the dispatch tests. */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { error, ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import type { ToolDefinition } from '../../src/tools/types.ts';
 
 /** How many times each test tool's handler ran, by name (tests read and reset it). */
@@ -204,6 +204,6 @@ export const testTools: ToolDefinition[] = [
   },
 ];
 
-export function registerTestTools(registry: ToolRegistry): void {
+export function registerTestTools(registry: SourceRegistry): void {
   for (const tool of testTools) registry.registerTool(counted(tool));
 }

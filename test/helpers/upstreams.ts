@@ -55,9 +55,17 @@ export interface NodeServer {
   stop(): Promise<void>;
 }
 
-/** A real HTTP server on a free port of 127.0.0.1 around `handler`. */
-export async function startNodeServer(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<NodeServer> {
-  const server = createServer(handler);
+/** A real HTTP server on a free port of 127.0.0.1 around `handler`; an async handler that fails answers 500. */
+export async function startNodeServer(handler: (req: IncomingMessage, res: ServerResponse) => unknown): Promise<NodeServer> {
+  const server = createServer((req, res) => {
+    const handled = handler(req, res);
+    if (handled instanceof Promise) {
+      handled.catch((err: unknown) => {
+        if (!res.headersSent) res.statusCode = 500;
+        res.end(String(err));
+      });
+    }
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, post, STORES } from '../helpers/app.ts';
 import { startIssuer, type TestIssuer } from '../helpers/issuer.ts';
 
@@ -42,7 +42,7 @@ describe.each(STORES)('who sees and decides an approval (users and keys, %s stor
     );
     await writeFile(path.join(dir, 'tools.yaml'), stringify({ policy: [{ tools: ['pay'], action: 'approve', approvers: ['finance', 'treasurer'] }] }));
     const env = { API_KEYS_FILE: path.join(dir, 'keys.json'), TOOLS_FILE: path.join(dir, 'tools.yaml'), AUTH_ISSUER: issuer.issuer, PUBLIC_URL };
-    const register = (registry: ToolRegistry) =>
+    const register = (registry: SourceRegistry) =>
       registry.registerTool({
         name: 'pay',
         description: 'Pays.',

@@ -5,12 +5,12 @@ import { readFileSync } from 'node:fs';
 import { codeRunDescription } from '../../src/builtin/code/tools.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, post, STORES } from '../helpers/app.ts';
 import { until } from '../helpers/tasks.ts';
 
 /** Tools a program combines: a lookup of users, and an order store whose handler counts its runs. */
-function registerShop(registry: ToolRegistry, runs: Map<string, number>): void {
+function registerShop(registry: SourceRegistry, runs: Map<string, number>): void {
   const count = (name: string) => runs.set(name, (runs.get(name) ?? 0) + 1);
   registry.registerTool({
     name: 'users_get',

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { buildApp, createLogger } from '../../src/app.ts';
+import { buildApp, createLogger } from '../../src/app/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { STORES, get, post } from '../helpers/app.ts';
 import { bearer, testKeys, type TestKeys } from '../helpers/keys.ts';
@@ -32,24 +32,22 @@ const whoamiTokens: string[] = [];
 
 beforeAll(async () => {
   provider = await startTestProvider({ redirectUris: [`${PUBLIC_URL}/connections/github/callback`], accessTokenTtlS: 2 });
-  upstream = await startNodeServer((req, res) => {
-    void (async () => {
-      res.setHeader('content-type', 'application/json');
-      if (req.url === '/whoami') {
-        const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-        if (token !== undefined) whoamiTokens.push(token);
-        const subject = token === undefined ? null : await provider.subjectOf(token);
-        if (subject === null) {
-          res.statusCode = 401;
-          res.end(JSON.stringify({ error: 'the bearer token is not valid' }));
-          return;
-        }
-        res.end(JSON.stringify({ message: `you are ${subject}`, value: { subject } }));
+  upstream = await startNodeServer(async (req, res) => {
+    res.setHeader('content-type', 'application/json');
+    if (req.url === '/whoami') {
+      const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      if (token !== undefined) whoamiTokens.push(token);
+      const subject = token === undefined ? null : await provider.subjectOf(token);
+      if (subject === null) {
+        res.statusCode = 401;
+        res.end(JSON.stringify({ error: 'the bearer token is not valid' }));
         return;
       }
-      weatherKeys.push(String(req.headers['x-api-key']));
-      res.end(JSON.stringify({ message: 'sunny', value: { ok: true } }));
-    })();
+      res.end(JSON.stringify({ message: `you are ${subject}`, value: { subject } }));
+      return;
+    }
+    weatherKeys.push(String(req.headers['x-api-key']));
+    res.end(JSON.stringify({ message: 'sunny', value: { ok: true } }));
   });
   keys = await testKeys(['*']);
   const dir = await mkdtemp(path.join(tmpdir(), 'toolport-vault-'));
@@ -457,7 +455,7 @@ describe('an MCP server (url:) with auth: {credential}', () => {
     const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
     const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
     const seen: (string | undefined)[] = [];
-    const mcpUpstream = await startNodeServer((req, res) => {
+    const mcpUpstream = await startNodeServer(async (req, res) => {
       const server = new McpServer({ name: 'token-echo', version: '1.0.0' });
       server.registerTool('whoami', { description: 'Who the token says you are' }, async (extra) => {
         const token = /^Bearer (.+)$/.exec(String(extra.requestInfo?.headers.authorization ?? ''))?.[1];
@@ -467,7 +465,8 @@ describe('an MCP server (url:) with auth: {credential}', () => {
       });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => void transport.close());
-      void server.connect(transport).then(() => transport.handleRequest(req, res));
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
     });
     const dir = await mkdtemp(path.join(tmpdir(), 'toolport-vault-mcp-'));
     const file = path.join(dir, 'tools.json');

@@ -3,10 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { makeApp, post } from '../helpers/app.ts';
 
-function register(registry: ToolRegistry): void {
+function register(registry: SourceRegistry): void {
   registry.registerTool({
     name: 'slow_but_allowed',
     description: 'Takes 300 ms and says it may take up to 2 s.',

@@ -2,11 +2,11 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { makeApp } from '../helpers/app.ts';
 import { registerDocTools } from '../helpers/provider-payloads.ts';
 
-function register(registry: ToolRegistry): void {
+function register(registry: SourceRegistry): void {
   registerDocTools(registry);
   registry.registerTool({
     name: 'delete_file',

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.ts';
+import { buildApp } from '../../src/app/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { curlOutput, curlRequest, matchesDocumented, parseDocFile, type DocFile } from '../helpers/doc-examples.ts';
 

@@ -5,14 +5,14 @@ import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, post, sessionEvents } from '../helpers/app.ts';
 
 const CARD = '4111 1111 1111 1111'; // a test Visa number: passes the Luhn check
 const EMAIL = 'jane.doe@example.com';
 const handled = new Map<string, number>();
 
-function register(registry: ToolRegistry): void {
+function register(registry: SourceRegistry): void {
   const count = (name: string) => handled.set(name, (handled.get(name) ?? 0) + 1);
   registry.registerTool({
     name: 'crm_note',

@@ -7,7 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
-import { ToolRegistry } from '../../src/tools/registry.ts';
+import { ToolRegistry, type SourceRegistry } from '../../src/tools/registry.ts';
+import { pluginSource } from '../../src/tools/source.ts';
 import { get, makeApp, post, STORES } from '../helpers/app.ts';
 import { ToolDefinitionError } from '../../src/errors.ts';
 
@@ -17,7 +18,7 @@ const abortedAt = new Map<string, number>();
 /** When each call's handler last beat, by call id. */
 const lastBeat = new Map<string, number>();
 
-function register(registry: ToolRegistry): void {
+function register(registry: SourceRegistry): void {
   const parameters = {
     type: 'object',
     properties: { beats: { type: 'integer', minimum: 0 }, then: { type: 'string', enum: ['answer', 'go_silent'] } },
@@ -94,7 +95,7 @@ describe.each(STORES)('heartbeat_ms (%s store)', (store) => {
 
 describe('heartbeat_ms in a definition', () => {
   it('must be a positive whole number of milliseconds', () => {
-    const registry = new ToolRegistry();
+    const registry = new ToolRegistry().of(pluginSource('beats.ts'));
     const tool = { name: 'bad_beat', description: 'x', parameters: { type: 'object', properties: {} }, handler: () => ok(null, 'x') };
     expect(() => registry.registerTool({ ...tool, heartbeat_ms: 0 })).toThrow(ToolDefinitionError);
     expect(() => registry.registerTool({ ...tool, heartbeat_ms: 1.5 })).toThrow(/heartbeat_ms must be a positive whole number/);

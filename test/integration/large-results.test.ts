@@ -12,7 +12,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
-import type { ToolRegistry as Registry } from '../../src/tools/registry.ts';
+import { pluginSource } from '../../src/tools/source.ts';
+import type { SourceRegistry as Registry } from '../../src/tools/registry.ts';
 import { makeApp, STORES } from '../helpers/app.ts';
 import { connectMcp } from '../helpers/mcp-client.ts';
 import { until } from '../helpers/tasks.ts';
@@ -192,8 +193,8 @@ describe('max_content_chars', () => {
   it('must be a whole number below MAX_CONTENT_CHARS', () => {
     const tool = (max: unknown) => ({ name: 't', description: 'd', parameters: { type: 'object' }, max_content_chars: max, handler: () => ok(null, '') });
     for (const bad of [1000, 5000, 0, 1.5, '10']) {
-      expect(() => new ToolRegistry({ maxContentChars: 1000 }).registerTool(tool(bad) as never)).toThrow(ToolDefinitionError);
+      expect(() => new ToolRegistry({ maxContentChars: 1000 }).of(pluginSource('large.ts')).registerTool(tool(bad) as never)).toThrow(ToolDefinitionError);
     }
-    expect(() => new ToolRegistry({ maxContentChars: 1000 }).registerTool(tool(999) as never)).not.toThrow();
+    expect(() => new ToolRegistry({ maxContentChars: 1000 }).of(pluginSource('large.ts')).registerTool(tool(999) as never)).not.toThrow();
   });
 });

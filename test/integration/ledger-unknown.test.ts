@@ -10,6 +10,7 @@ import { hashJson } from '../../src/tools/hash.ts';
 import { get, makeApp, post } from '../helpers/app.ts';
 import { registerLedgerTools, runsOf } from '../helpers/ledger-tools.ts';
 import { until } from '../helpers/tasks.ts';
+import { pluginSource } from '../../src/tools/source.ts';
 
 const LEASE_MS = 300;
 
@@ -114,12 +115,13 @@ describe.each(['memory', 'redis'] as const)('outcome unknown (%s)', (kind) => {
 
   it('refuses on_lost without a ledger strategy, or with another value', () => {
     const registry = app.toolport.registry;
+    const plugin = registry.of(pluginSource('lost.ts'));
     const base = { description: 'x', parameters: { type: 'object', properties: {} }, handler: () => ({ message: 'ok' }) };
-    expect(() => registry.registerTool({ name: 'lost_without_ledger', on_lost: 'rerun', ...base })).toThrow(/on_lost needs an idempotency strategy/);
-    expect(() => registry.registerTool({ name: 'lost_bad', idempotency: { strategy: 'auto' }, on_lost: 'maybe' as never, ...base })).toThrow(
+    expect(() => plugin.registerTool({ name: 'lost_without_ledger', on_lost: 'rerun', ...base })).toThrow(/on_lost needs an idempotency strategy/);
+    expect(() => plugin.registerTool({ name: 'lost_bad', idempotency: { strategy: 'auto' }, on_lost: 'maybe' as never, ...base })).toThrow(
       /on_lost must be rerun or unknown/,
     );
-    registry.registerTool({ name: 'lost_default', idempotency: { strategy: 'auto' }, annotations: { idempotent: true }, ...base });
+    plugin.registerTool({ name: 'lost_default', idempotency: { strategy: 'auto' }, annotations: { idempotent: true }, ...base });
     expect(registry.get('lost_default')?.idempotency?.on_lost).toBe('rerun');
     expect(registry.get('charge_global')?.idempotency?.on_lost).toBe('unknown');
   });

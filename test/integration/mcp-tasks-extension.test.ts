@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, STORES } from '../helpers/app.ts';
 import { until } from '../helpers/tasks.ts';
 import { aborted, started } from '../helpers/tools.ts';
@@ -21,7 +21,7 @@ const plain = { 'io.modelcontextprotocol/protocolVersion': VERSION, 'io.modelcon
 /** Runs of `needs_answer` by tag: the first run waits (until aborted), later ones answer. */
 const answerRuns = new Map<string, number>();
 
-function register(registry: ToolRegistry): void {
+function register(registry: SourceRegistry): void {
   registry.registerTool({
     name: 'needs_answer',
     description: 'Waits on its first run; answers on the next.',

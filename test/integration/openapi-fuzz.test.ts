@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.ts';
+import { buildApp } from '../../src/app/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { dereference, disagreement, operationsOf, requestsFor, undocumented, type Operation } from '../helpers/openapi-fuzz.ts';
 

@@ -1,7 +1,7 @@
 /** The OpenAPI document: generated from the route schemas, committed, and kept in sync. */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.ts';
+import { buildApp } from '../../src/app/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { OPENAPI_PATH, renderOpenApi } from '../../scripts/openapi.ts';
 import { makeApp } from '../helpers/app.ts';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, post } from '../helpers/app.ts';
 import { startIssuer, type TestIssuer } from '../helpers/issuer.ts';
 
@@ -36,7 +36,7 @@ describe('two users on two replicas sharing Redis', () => {
       KEY_PREFIX: `test:owners:${randomUUID().slice(0, 8)}:`,
       MAX_CONTENT_CHARS: '500',
     };
-    const register = (registry: ToolRegistry) =>
+    const register = (registry: SourceRegistry) =>
       registry.registerTool({
         name: 'charge',
         description: 'Charges once per user and amount.',

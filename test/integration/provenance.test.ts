@@ -6,13 +6,13 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { hashJson } from '../../src/tools/hash.ts';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { RedisServer } from '../../support/redis-server.ts';
 import { makeApp, STORES } from '../helpers/app.ts';
 
 /** A forecast tool whose schema changes between "releases". */
 function forecastTool(release: 1 | 2) {
-  return (registry: ToolRegistry) =>
+  return (registry: SourceRegistry) =>
     registry.registerTool({
       name: 'forecast',
       description: 'Forecast the weather.',

@@ -42,7 +42,7 @@ import {
 import { renderMcpCallToolResult, renderMcpTool } from '../../src/formats/mcp.ts';
 import { renderResponsesTool, renderResponsesToolChoice, renderResponsesToolMessage } from '../../src/formats/openai-responses.ts';
 import { renderOpenAiTool, renderOpenAiToolChoice, renderOpenAiToolMessage } from '../../src/formats/openai.ts';
-import type { InvocationResult } from '../../src/tools/outcome.ts';
+import type { AnsweredResult } from '../../src/tools/outcome.ts';
 import type { RegisteredTool } from '../../src/tools/registry.ts';
 import { makeApp, post } from '../helpers/app.ts';
 import { registerDocTools } from '../helpers/provider-payloads.ts';
@@ -78,10 +78,10 @@ describe('messages and tools against the providers’ SDK types', () => {
   let app: FastifyInstance;
   let weatherTool: RegisteredTool;
   let lightsTool: RegisteredTool;
-  const weatherOk = async (format: string, body: unknown): Promise<InvocationResult> => {
+  const weatherOk = async (format: string, body: unknown): Promise<AnsweredResult> => {
     const { status, body: result } = await post(app, body, {}, `/tools/invoke?format=${format}`);
     expect(status).toBe(200);
-    return (result.results?.[0] ?? result) as InvocationResult;
+    return (result.results?.[0] ?? result) as AnsweredResult;
   };
   beforeAll(async () => {
     app = await makeApp('memory', { register: registerDocTools });

@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { flushTracing, stopTracing } from '../../src/tracing/index.ts';
 import { get, makeApp } from '../helpers/app.ts';
 import { bearer, testKeys, type TestKeys } from '../helpers/keys.ts';
@@ -26,7 +26,7 @@ const UPSTREAM_KEY = `upstream-${randomUUID()}`;
 const PREFIX = `test:redact:${randomUUID().slice(0, 8)}:`;
 
 function register(agentKey: () => string) {
-  return (registry: ToolRegistry) => {
+  return (registry: SourceRegistry) => {
     registry.registerTool({
       name: 'echo_vault_token',
       description: "Echoes the caller's vault token, as a careless plugin would.",

@@ -22,7 +22,7 @@ const log = pino({ level: 'silent' });
 function gated(runs: InvocationScope[]) {
   return async (_job: TaskJob, scope: InvocationScope): Promise<object> => {
     runs.push(scope);
-    if (scope.inputResponses?.confirm === undefined) {
+    if (scope.options.inputResponses?.confirm === undefined) {
       return {
         success: false,
         error: { code: 'approval_required', detail: 'held' },
@@ -32,7 +32,7 @@ function gated(runs: InvocationScope[]) {
         },
       };
     }
-    return { success: true, error: null, value: { answered: scope.inputResponses } };
+    return { success: true, error: null, value: { answered: scope.options.inputResponses } };
   };
 }
 
@@ -90,7 +90,7 @@ describe.each(['memory', 'redis'] as const)('tasks waiting for input (%s)', (kin
     const view = viewOf(held);
     expect(view).toMatchObject({ status: 'input_required', approval: { id: 'ap-1' }, input_requests: { confirm: { method: 'elicitation/create' } } });
     expect(view.result).toBeUndefined();
-    expect(runs.at(-1)).toMatchObject({ taskId: task.task_id });
+    expect(runs.at(-1)).toMatchObject({ options: { taskId: task.task_id } });
     expect(await store.lapsed(100)).not.toContain(task.task_id);
 
     // The other replica resumes it; a second resume does nothing.
@@ -100,7 +100,7 @@ describe.each(['memory', 'redis'] as const)('tasks waiting for input (%s)', (kin
     expect(done.status).toBe('completed');
     expect(viewOf(done)).toMatchObject({ result: { success: true, value: { answered: { confirm: { action: 'accept' } } } } });
     expect(viewOf(done).input_requests).toBeUndefined();
-    expect(runs.at(-1)).toMatchObject({ taskId: task.task_id, inputResponses: { confirm: { action: 'accept', content: {} } } });
+    expect(runs.at(-1)).toMatchObject({ options: { taskId: task.task_id, inputResponses: { confirm: { action: 'accept', content: {} } } } });
   });
 
   it('cancels a task waiting for input at once', async () => {

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { isRunning, stopAll, type Child } from '../../support/children.ts';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, post } from '../helpers/app.ts';
 import { startReplica } from '../helpers/replicas.ts';
 import { comparable, until } from '../helpers/tasks.ts';
@@ -24,7 +24,7 @@ const ASYNC = { prefer: 'respond-async' };
 /** Runs of this process's versions of the child's tools, by tag. */
 const runs = new Map<string, number>();
 
-function registerChildTools(registry: ToolRegistry): void {
+function registerChildTools(registry: SourceRegistry): void {
   const parameters = { type: 'object', properties: { tag: { type: 'string' } }, required: ['tag'] };
   const handler = (params: Record<string, unknown>) => {
     runs.set(String(params.tag), (runs.get(String(params.tag)) ?? 0) + 1);

@@ -12,7 +12,6 @@ import { pino } from 'pino';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashJson } from '../../src/tools/hash.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, post } from '../helpers/app.ts';
 import { policyFixture } from '../helpers/approvals.ts';
 import { bearer } from '../helpers/keys.ts';
@@ -45,23 +44,23 @@ const warnings: Record<string, unknown>[] = [];
 /** The app on the file, capturing warnings; `echoDescription` changes a member's definition. */
 async function start(options: { keysFile?: string; echoDescription?: string } = {}): Promise<FastifyInstance> {
   const logger = pino({ level: 'warn' }, new Writable({ write: (chunk, _enc, done) => (warnings.push(JSON.parse(String(chunk))), done()) }));
-  const register =
-    options.echoDescription === undefined
-      ? undefined
-      : (registry: ToolRegistry) => {
-          const source = registry.get('echo')!.source;
-          const tools = registry.list().filter((t) => t.source === source);
-          registry.replaceSource(
-            source,
-            tools.map((t) => ({
-              name: t.name,
-              description: t.name === 'echo' ? options.echoDescription! : t.description,
-              parameters: t.parameters,
-              handler: t.handler,
-            })),
-          );
-        };
-  return makeApp('memory', { env: { TOOLS_FILE: file, ...(options.keysFile && { API_KEYS_FILE: options.keysFile }) }, logger, ...(register && { register }) });
+  const started = await makeApp('memory', { env: { TOOLS_FILE: file, ...(options.keysFile && { API_KEYS_FILE: options.keysFile }) }, logger });
+  if (options.echoDescription !== undefined) {
+    // The source of echo swaps its tools for the same ones with echo's description changed.
+    const registry = started.toolport.registry;
+    const source = registry.get('echo')!.source;
+    const tools = registry.list().filter((t) => t.source === source);
+    registry.replaceSource(
+      source,
+      tools.map((t) => ({
+        name: t.name,
+        description: t.name === 'echo' ? options.echoDescription! : t.description,
+        parameters: t.parameters,
+        handler: t.handler,
+      })),
+    );
+  }
+  return started;
 }
 
 beforeAll(async () => {

@@ -14,10 +14,11 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/app.ts';
+import { OPEN_CALLER } from '../../src/tools/invoke.ts';
+import { createLogger } from '../../src/app/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { captureTraceLink, flushTracing, runLinked, stopTracing, type TraceLink } from '../../src/tracing/index.ts';
 import { makeApp } from '../helpers/app.ts';
 import { registerLedgerTools } from '../helpers/ledger-tools.ts';
@@ -67,7 +68,7 @@ async function toolsFile(folder: string, url: string): Promise<string> {
   return file;
 }
 
-function registerTracedTools(registry: ToolRegistry): void {
+function registerTracedTools(registry: SourceRegistry): void {
   registerLedgerTools(registry);
   registry.registerTool({
     name: 'traced_lookup',
@@ -142,14 +143,9 @@ describe('traces', () => {
     expect(replay.body.replayed).toBe(true);
     // A task started by the turn runs later, in a trace of its own linked to the request.
     const scope = {
-      requestId: 'task-run',
-      sessionId: null,
-      caller: null,
-      principal: null,
-      timeoutMs: null,
-      receivedAt: Date.now(),
-      log: pino({ level: 'silent' }),
-      cancellation: null,
+      caller: OPEN_CALLER,
+      options: { requestId: 'task-run', format: 'native', timeoutMs: null, receivedAt: Date.now(), cancellation: null },
+      sinks: { sessionId: null, log: pino({ level: 'silent' }) },
     };
     // A task over HTTP (Prefer: respond-async): its run is a trace of its own, linked to the request.
     const accepted = await send(app, { name: 'echo', arguments: { text: 'async' } }, { prefer: 'respond-async', traceparent: traceparent(CALLER_SPAN_3) });

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
-import type { ToolRegistry } from '../../src/tools/registry.ts';
+import type { SourceRegistry } from '../../src/tools/registry.ts';
 import { get, makeApp, post } from '../helpers/app.ts';
 import { startIssuer, type TestIssuer } from '../helpers/issuer.ts';
 import { collectLogs, expectNoSecretsIn } from '../helpers/secrets-scan.ts';
@@ -51,7 +51,7 @@ describe("JWT users' tasks and limits on two replicas sharing Redis", () => {
       }),
     );
     await writeFile(tools, JSON.stringify({ credentials: { weather_key: { type: 'secret' } } }));
-    const register = (registry: ToolRegistry) => {
+    const register = (registry: SourceRegistry) => {
       registry.registerTool({
         name: 'profile',
         description: "Who the call runs for, and a fingerprint of that user's weather key.",

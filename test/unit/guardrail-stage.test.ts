@@ -11,7 +11,6 @@ function options(guardrails?: Guardrails): PipelineOptions {
   return {
     registry: new ToolRegistry(),
     defaultTimeoutMs: 1000,
-    maxContentChars: 1000,
     store: { assertAvailable: () => {} },
     ledger: passing('ledger'),
     session: { ...passing('session'), record: async (_call, result) => result },
@@ -25,7 +24,7 @@ describe('the guardrail stage in the pipeline', () => {
   });
 
   it('checks arguments right after validation and results right before the handler answers', () => {
-    const guardrails = new Guardrails(compileGuards('tools.yaml', [{ where: 'guardrails[0]', value: { pattern: 'email', action: 'redact' } }], []), 1000);
+    const guardrails = new Guardrails(compileGuards('tools.yaml', [{ where: 'guardrails[0]', value: { pattern: 'email', action: 'redact' } }], []));
     expect(pipelineStages(options(guardrails)).map((s) => s.name)).toEqual([
       'record',
       'lookup',

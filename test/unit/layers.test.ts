@@ -17,10 +17,9 @@ const FLOORS: readonly (readonly string[])[] = [
   ['store/', 'callers/'],
   ['tools/'],
   ['formats/', 'ledger/', 'sessions/', 'tasks/', 'calls/', 'credentials/', 'policy/', 'toolsets/', 'redaction/', 'guardrails/', 'audit/'],
-  ['builtin/', 'sources/', 'mcp/', 'plugins/', 'http/'],
+  ['builtin/', 'sources/', 'mcp/', 'http/'],
   ['routes/'],
   ['app/'],
-  ['app.ts'],
   ['server.ts', 'index.ts'],
   ['cli/'],
 ];

@@ -51,4 +51,18 @@ describe("a call's own headers", () => {
     expect(headers.of(request(7, 'toolport-2'))).toBeUndefined();
     expect(headers.of(cancelled(4))).toEqual({ authorization: 'Bearer one' });
   });
+
+  it("sends toolport's answer to a question the server asked on a call's stream with that call's headers, once", () => {
+    const headers = new CallHeaders();
+    headers.begin('toolport-1', { authorization: 'Bearer one' });
+    headers.begin('toolport-2', { authorization: 'Bearer two' });
+    headers.asked(0, 'toolport-2');
+    headers.asked(1, 'toolport-1');
+    const answer = (id: number) => ({ jsonrpc: '2.0' as const, id, result: { action: 'decline' } });
+    expect(headers.of(answer(0))).toEqual({ authorization: 'Bearer two' });
+    expect(headers.of(answer(0))).toBeUndefined();
+    expect(headers.of(answer(2))).toBeUndefined();
+    headers.end('toolport-1');
+    expect(headers.of(answer(1))).toBeUndefined();
+  });
 });

@@ -32,7 +32,7 @@ describe('mcp entries', () => {
   it('reads a stdio server, its cwd resolved from the file folder, and a Streamable HTTP one', () => {
     expect(read({ source: 'files', command: 'npx', args: ['-y', 'x'], env: { A: '1' }, cwd: 'data', pin: true })).toMatchObject({
       source: 'files',
-      label: 'TOOLS_FILE /etc/toolport/tools.yaml: mcp[0] "files"',
+      origin: { kind: 'mcp', name: 'files', label: 'TOOLS_FILE /etc/toolport/tools.yaml: mcp[0] "files"' },
       server: { kind: 'stdio', command: 'npx', args: ['-y', 'x'], env: { A: '1' }, cwd: '/etc/toolport/data' },
       pin: true,
     });

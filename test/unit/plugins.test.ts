@@ -4,6 +4,7 @@ import pino from 'pino';
 import { describe, it, expect } from 'vitest';
 import { loadPlugins } from '../../src/tools/plugins.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
+import { pluginSource } from '../../src/tools/source.ts';
 import type { FakeDatabase } from './fixtures/registering-plugin.ts';
 import { PluginLoadError, ToolDefinitionError } from '../../src/errors.ts';
 
@@ -32,13 +33,14 @@ describe('loadPlugins', () => {
         .map((t) => t.name)
         .sort(),
     ).toEqual(['add', 'divide']);
-    expect(registry.get('add')?.source).toBe('examples/plugins/calculator.ts');
+    expect(registry.get('add')?.source).toEqual({ kind: 'plugin', name: 'examples/plugins/calculator.ts', label: 'examples/plugins/calculator.ts' });
   });
 
   it('loads the example notes plugin: a tool, a resource, a resource template and a prompt, each read for one request', async () => {
     const registry = new ToolRegistry();
     await loadPlugins(registry, ['examples/plugins/notes.ts'], ROOT);
-    expect(registry.get('note_add')?.source).toBe('examples/plugins/notes.ts');
+    expect(registry.get('note_add')?.source.label).toBe('examples/plugins/notes.ts');
+    expect(registry.entries.list('resource', null)[0]?.source).toEqual(registry.get('note_add')?.source);
     expect(registry.entries.list('resource', null).map((r) => r.uri)).toEqual(['notes://index']);
     const [template] = registry.entries.list('template', null);
     const [prompt] = registry.entries.list('prompt', null);
@@ -49,7 +51,8 @@ describe('loadPlugins', () => {
     expect((await prompt!.complete!('tone', 'f', context, {})).values).toEqual(['formal']);
     expect((await prompt!.get({ title: 'welcome' }, context)).messages[1]!.content.text).toBe('Summarize the note above in a terse tone.');
     // Another source may not take a URI the plugin holds.
-    expect(registry.entries.replaceSource('other', [{ ...registry.entries.list('resource', null)[0]!, source: 'other' }])).toMatch(
+    const other = pluginSource('other.ts');
+    expect(registry.entries.replaceSource(other, [{ ...registry.entries.list('resource', null)[0]!, source: other }])).toMatch(
       /already registered by examples/,
     );
   });
@@ -60,6 +63,8 @@ describe('loadPlugins', () => {
     const absolute = new ToolRegistry();
     await loadPlugins(absolute, [resolve(ROOT, 'examples/plugins/calculator.ts')], '/');
     expect(relative.get('divide')?.hash).toBe(absolute.get('divide')?.hash);
+    // GET /sources and policy rules know a plugin given by an absolute path by its file's name; errors name the whole path.
+    expect(absolute.get('divide')?.source).toEqual({ kind: 'plugin', name: 'calculator.ts', label: resolve(ROOT, 'examples/plugins/calculator.ts') });
   });
 
   it('registers tools whose handlers run: add(2, 3) gives a sum of 5', async () => {
@@ -99,7 +104,7 @@ describe('loadPlugins', () => {
   it('runs a function export, which may register resources as well as tools', async () => {
     const registry = new ToolRegistry();
     await loadPlugins(registry, ['./registering-plugin.ts'], FIXTURES);
-    expect(registry.get('db_find')?.source).toBe('./registering-plugin.ts');
+    expect(registry.get('db_find')?.source.label).toBe('./registering-plugin.ts');
     const db = registry.resources.get<FakeDatabase>('db');
     expect(db?.url).toBe('memory://fixture');
     expect(db?.find('r1')).toBe('first row');

@@ -4,6 +4,7 @@ import { compileRules } from '../../src/policy/rules.ts';
 import { PolicyGate } from '../../src/policy/gate.ts';
 import type { Approvals } from '../../src/policy/approvals.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
+import { pluginSource } from '../../src/tools/source.ts';
 import { ok } from '../../src/tools/define.ts';
 
 const file = '/etc/toolport/tools.yaml';
@@ -15,21 +16,22 @@ const compile = (...rules: unknown[]) =>
 
 function gateOf(...rules: unknown[]) {
   const registry = new ToolRegistry();
-  registry.registerTool({
+  const own = registry.of(pluginSource('payments.ts'));
+  own.registerTool({
     name: 'pay',
     description: 'Pay.',
     parameters: { type: 'object', properties: { amount: { type: 'number' }, to: { type: 'object' } } },
     annotations: { destructive: true },
     handler: () => ok(null),
   });
-  registry.registerTool({
+  own.registerTool({
     name: 'asked',
     description: 'Asks.',
     parameters: { type: 'object', properties: {} },
     approval: { approvers: ['finance'], ttl_s: 60 },
     handler: () => ok(null),
   });
-  const gate = new PolicyGate(compile(...rules), {} as Approvals, 1000);
+  const gate = new PolicyGate(compile(...rules), {} as Approvals);
   const match = (
     name: string,
     args: Record<string, unknown>,
@@ -80,6 +82,15 @@ describe('policy rules', () => {
     expect(match('pay', {}, { id: 'o', groups: ['ops'] })?.index).toBe(1);
     expect(match('pay', {}, { id: 'o', groups: ['ops'], admin: true }, 's1')?.index).toBe(2);
     expect(match('pay', {}, { id: 'o', groups: ['ops'] }, 's1')).toBeNull();
+  });
+
+  it("sees where the tool comes from as tool.source's kind and name, the way GET /sources names it", () => {
+    const match = gateOf(
+      { when: "tool.source.kind == 'mcp'", action: 'deny' },
+      { when: "tool.source.kind == 'plugin' && tool.source.name == 'payments.ts' && tool.name == 'pay'", action: 'approve' },
+    );
+    expect(match('pay', {})?.index).toBe(1);
+    expect(match('asked', {})?.index).toBe(null);
   });
 
   it("places a tool's own approval: after the file's rules", () => {

@@ -2,8 +2,9 @@ import { describe, it, expect } from 'vitest';
 import { ToolRegistry, catalogHash } from '../../src/tools/registry.ts';
 import type { ToolDefinition } from '../../src/tools/types.ts';
 import { ToolDefinitionError } from '../../src/errors.ts';
+import { builtinSource, fileSource, pluginSource } from '../../src/tools/source.ts';
 
-const SOURCE = 'my-plugin.ts';
+const SOURCE = pluginSource('my-plugin.ts');
 
 function handler() {
   return { message: 'done' };
@@ -23,7 +24,7 @@ function tool(overrides: Record<string, unknown> = {}): ToolDefinition {
 /** Registers `definition` as module SOURCE and returns the ToolDefinitionError it must cause. */
 async function refusal(definition: unknown, registry = new ToolRegistry()): Promise<ToolDefinitionError> {
   try {
-    await registry.withSource(SOURCE, () => registry.registerTool(definition as ToolDefinition));
+    registry.of(SOURCE).registerTool(definition as ToolDefinition);
   } catch (err) {
     if (err instanceof ToolDefinitionError) return err;
     throw new Error(`expected a ToolDefinitionError, got ${String(err)}`, { cause: err });
@@ -33,7 +34,7 @@ async function refusal(definition: unknown, registry = new ToolRegistry()): Prom
 
 function registered(definition: ToolDefinition) {
   const registry = new ToolRegistry();
-  registry.registerTool(definition);
+  registry.of(SOURCE).registerTool(definition);
   const found = registry.get(definition.name);
   if (found === undefined) throw new Error(`${definition.name} was not registered`);
   return found;
@@ -42,15 +43,17 @@ function registered(definition: ToolDefinition) {
 describe('ToolRegistry: registering a tool', () => {
   it('registers a valid tool and lists it', () => {
     const registry = new ToolRegistry();
-    registry.registerTool(tool());
-    expect(registry.get('lookup')).toMatchObject({ name: 'lookup', description: 'Look a record up by id.', source: 'toolport' });
+    registry.of(SOURCE).registerTool(tool());
+    expect(registry.get('lookup')).toMatchObject({ name: 'lookup', description: 'Look a record up by id.', source: SOURCE });
     expect(registry.list().map((t) => t.name)).toEqual(['lookup']);
   });
 
-  it('records the module that registered the tool as its source', async () => {
+  it('records the source that registered the tool: its kind, its name and its label', () => {
     const registry = new ToolRegistry();
-    await registry.withSource(SOURCE, () => registry.registerTool(tool()));
-    expect(registry.get('lookup')?.source).toBe(SOURCE);
+    registry.of(builtinSource('planning tools')).registerTool(tool());
+    registry.of(pluginSource('/srv/plugins/crm.ts')).registerTool(tool({ name: 'crm_find' }));
+    expect(registry.get('lookup')?.source).toEqual({ kind: 'builtin', name: 'built-in', label: 'built-in planning tools' });
+    expect(registry.get('crm_find')?.source).toEqual({ kind: 'plugin', name: 'crm.ts', label: '/srv/plugins/crm.ts' });
   });
 
   it('keeps examples, annotations, timeout and normalized idempotency', () => {
@@ -70,9 +73,9 @@ describe('ToolRegistry: registering a tool', () => {
 
   it('accepts names of 1 and 64 characters made of a-z, 0-9, _ and -', () => {
     const registry = new ToolRegistry();
-    registry.registerTool(tool({ name: 'x' }));
-    registry.registerTool(tool({ name: 'a'.repeat(64) }));
-    registry.registerTool(tool({ name: 'get_user-v2' }));
+    registry.of(SOURCE).registerTool(tool({ name: 'x' }));
+    registry.of(SOURCE).registerTool(tool({ name: 'a'.repeat(64) }));
+    registry.of(SOURCE).registerTool(tool({ name: 'get_user-v2' }));
     expect(registry.list()).toHaveLength(3);
   });
 
@@ -89,14 +92,14 @@ describe('ToolRegistry: refusing a bad definition names the module and the tool'
     ['a dot', 'look.up'],
   ])('refuses a name with %s', async (_what, name) => {
     const error = await refusal(tool({ name }));
-    expect(error.message).toContain(SOURCE);
+    expect(error.message).toContain(SOURCE.label);
     expect(error.message).toContain(name);
     expect(error.message).toMatch(/name/);
   });
 
   it('refuses an empty name, naming the module', async () => {
     const error = await refusal(tool({ name: '' }));
-    expect(error.message).toContain(SOURCE);
+    expect(error.message).toContain(SOURCE.label);
     expect(error.message).toMatch(/name/);
   });
 
@@ -105,16 +108,16 @@ describe('ToolRegistry: refusing a bad definition names the module and the tool'
     ['201 characters long', 'd'.repeat(201)],
   ])('refuses a description that is %s', async (_what, description) => {
     const error = await refusal(tool({ description }));
-    expect(error.message).toContain(SOURCE);
+    expect(error.message).toContain(SOURCE.label);
     expect(error.message).toContain('lookup');
     expect(error.message).toMatch(/description/);
   });
 
   it('refuses a second tool with a taken name and names the module that took it', async () => {
     const registry = new ToolRegistry();
-    await registry.withSource('first-plugin.ts', () => registry.registerTool(tool()));
+    registry.of(pluginSource('first-plugin.ts')).registerTool(tool());
     const error = await refusal(tool({ description: 'Another lookup.' }), registry);
-    expect(error.message).toContain(SOURCE);
+    expect(error.message).toContain(SOURCE.label);
     expect(error.message).toContain('lookup');
     expect(error.message).toContain('first-plugin.ts');
     expect(registry.get('lookup')?.description).toBe('Look a record up by id.');
@@ -126,14 +129,14 @@ describe('ToolRegistry: refusing a bad definition names the module and the tool'
     ['not an object', 'object'],
   ])('refuses parameters with %s', async (_what, parameters) => {
     const error = await refusal(tool({ parameters }));
-    expect(error.message).toContain(SOURCE);
+    expect(error.message).toContain(SOURCE.label);
     expect(error.message).toContain('lookup');
     expect(error.message).toMatch(/parameters/);
   });
 
   it('refuses a parameters schema that does not compile under strict mode (unknown keyword)', async () => {
     const error = await refusal(tool({ parameters: { type: 'object', properties: { a: { type: 'string', foo: 1 } } } }));
-    expect(error.message).toContain(SOURCE);
+    expect(error.message).toContain(SOURCE.label);
     expect(error.message).toContain('lookup');
     expect(error.message).toMatch(/does not compile/);
     expect(error.message).toContain('foo');
@@ -153,7 +156,7 @@ describe('ToolRegistry: refusing a bad definition names the module and the tool'
 
   it('refuses an example whose input does not match the parameters', async () => {
     const error = await refusal(tool({ examples: [{ description: 'wrong', input: { id: 7 }, output: null }] }));
-    expect(error.message).toContain(SOURCE);
+    expect(error.message).toContain(SOURCE.label);
     expect(error.message).toContain('lookup');
     expect(error.message).toMatch(/examples\[0\]\.input/);
     expect(error.message).toContain('/id');
@@ -175,7 +178,7 @@ describe('ToolRegistry: refusing a bad definition names the module and the tool'
         ],
       }),
     );
-    expect(error.message).toContain(SOURCE);
+    expect(error.message).toContain(SOURCE.label);
     expect(error.message).toContain('lookup');
     expect(error.message).toMatch(/examples\[1\]\.output/);
   });
@@ -199,7 +202,7 @@ describe('ToolRegistry: refusing a bad definition names the module and the tool'
     ['an unknown scope', { strategy: 'auto', scope: 'tenant' }, /scope/],
   ])('refuses idempotency with %s', async (_what, idempotency, problem) => {
     const error = await refusal(tool({ idempotency }));
-    expect(error.message).toContain(SOURCE);
+    expect(error.message).toContain(SOURCE.label);
     expect(error.message).toContain('lookup');
     expect(error.message).toMatch(problem);
   });
@@ -216,14 +219,14 @@ describe('ToolRegistry: refusing a bad definition names the module and the tool'
     ['annotations that are not an object', 'read_only', /annotations/],
   ])('refuses annotations with %s', async (_what, annotations, problem) => {
     const error = await refusal(tool({ annotations }));
-    expect(error.message).toContain(SOURCE);
+    expect(error.message).toContain(SOURCE.label);
     expect(error.message).toContain('lookup');
     expect(error.message).toMatch(problem);
   });
 
   it.each([0, -5, 1.5, '1000'])('refuses timeout_ms %j', async (timeout_ms) => {
     const error = await refusal(tool({ timeout_ms }));
-    expect(error.message).toContain(SOURCE);
+    expect(error.message).toContain(SOURCE.label);
     expect(error.message).toContain('lookup');
     expect(error.message).toMatch(/timeout_ms/);
   });
@@ -235,11 +238,20 @@ describe('ToolRegistry: refusing a bad definition names the module and the tool'
     expect(registry.list()).toEqual([]);
   });
 
-  it('puts the source back after withSource, even when registration throws', async () => {
+  it('lets a source replace only its own tools: a name another source holds is refused, changing nothing', () => {
     const registry = new ToolRegistry();
-    await refusal(tool({ name: 'Bad' }), registry);
-    registry.registerTool(tool());
-    expect(registry.get('lookup')?.source).toBe('toolport');
+    const files = fileSource('mcp', 'files', 'TOOLS_FILE tools.yaml: mcp[0] "files"');
+    registry.of(SOURCE).registerTool(tool());
+    registry.replaceSource(files, [tool({ name: 'files_read' }), tool({ name: 'files_list' })]);
+    registry.replaceSource(files, [tool({ name: 'files_read', description: 'Read a file.' })]);
+    expect(registry.list().map((t) => [t.name, t.source.name])).toEqual([
+      ['lookup', 'my-plugin.ts'],
+      ['files_read', 'files'],
+    ]);
+    expect(() => registry.replaceSource(files, [tool()])).toThrow(
+      /TOOLS_FILE tools.yaml: mcp\[0\] "files": tool "lookup": name is already taken by my-plugin.ts/,
+    );
+    expect(registry.get('files_read')?.description).toBe('Read a file.');
   });
 });
 
@@ -461,23 +473,23 @@ describe('catalogHash', () => {
     const forward = new ToolRegistry();
     const backward = new ToolRegistry();
     const definitions = [tool({ name: 'a' }), tool({ name: 'b' }), tool({ name: 'c' })];
-    definitions.forEach((d) => forward.registerTool(d));
-    [...definitions].reverse().forEach((d) => backward.registerTool(d));
+    definitions.forEach((d) => forward.of(SOURCE).registerTool(d));
+    [...definitions].reverse().forEach((d) => backward.of(SOURCE).registerTool(d));
     expect(catalogHash(forward.list())).toMatch(/^[0-9a-f]{64}$/);
     expect(catalogHash(forward.list())).toBe(catalogHash(backward.list()));
   });
 
   it('changes when a tool is added or one changes', () => {
     const two = new ToolRegistry();
-    two.registerTool(tool({ name: 'a' }));
-    two.registerTool(tool({ name: 'b' }));
+    two.of(SOURCE).registerTool(tool({ name: 'a' }));
+    two.of(SOURCE).registerTool(tool({ name: 'b' }));
     const three = new ToolRegistry();
-    three.registerTool(tool({ name: 'a' }));
-    three.registerTool(tool({ name: 'b' }));
-    three.registerTool(tool({ name: 'c' }));
+    three.of(SOURCE).registerTool(tool({ name: 'a' }));
+    three.of(SOURCE).registerTool(tool({ name: 'b' }));
+    three.of(SOURCE).registerTool(tool({ name: 'c' }));
     const changed = new ToolRegistry();
-    changed.registerTool(tool({ name: 'a' }));
-    changed.registerTool(tool({ name: 'b', description: 'Changed.' }));
+    changed.of(SOURCE).registerTool(tool({ name: 'a' }));
+    changed.of(SOURCE).registerTool(tool({ name: 'b', description: 'Changed.' }));
     const hashes = [two, three, changed].map((r) => catalogHash(r.list()));
     expect(new Set(hashes).size).toBe(3);
   });

@@ -1,5 +1,7 @@
 import { describe, it, expect } from 'vitest';
-import { renderContent } from '../../src/tools/render.ts';
+import { answered } from '../../src/formats/answer.ts';
+import { answerAgain, failure, invocationResult, type ResultAnswer } from '../../src/tools/outcome.ts';
+import { renderContent, wholeIfCut } from '../../src/tools/render.ts';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -42,5 +44,46 @@ describe('renderContent', () => {
       // A lone surrogate is not well-formed UTF-16: it would be mangled on the way to the model.
       expect(content).not.toMatch(LONE_SURROGATE);
     }
+  });
+});
+
+describe('content rendered once, where the answer is formatted', () => {
+  const identity = { id: 'call_1', name: 'report', toolHash: null, startedAt: performance.now() };
+  const long = { text: 'z'.repeat(500) };
+  const success = (limit: number | null) =>
+    invocationResult(identity, {
+      success: true,
+      message: 'done',
+      value: long,
+      excludeValue: false,
+      valueJson: JSON.stringify(long),
+      error: null,
+      toolHash: null,
+      limit,
+    });
+
+  it('cuts at the service limit the answer names, and puts content right after error, where answers always had it', () => {
+    const result = answered(failure(identity, 'handler_error', 'x'.repeat(400), 'it broke'), 300);
+    expect(result.content).toBe(renderContent('x'.repeat(400), null, 300));
+    const keys = Object.keys(JSON.parse(JSON.stringify(result)) as object);
+    expect(keys.slice(keys.indexOf('error'), keys.indexOf('error') + 2)).toEqual(['error', 'content']);
+  });
+
+  it("cuts at the tool's own limit when it has one, whatever the service's", () => {
+    expect(answered(success(100), 10_000).content).toBe(renderContent('done', JSON.stringify(long), 100));
+    expect(answered(success(null), 10_000).content).toBe(renderContent('done', JSON.stringify(long), 10_000));
+  });
+
+  it('says a content will be cut (and gives its whole) only when the limit that applies is passed', () => {
+    const whole = `done\n\n${JSON.stringify(long)}`;
+    expect(wholeIfCut({ message: 'done', valueJson: JSON.stringify(long), limit: null }, 10_000)).toBeNull();
+    expect(wholeIfCut({ message: 'done', valueJson: JSON.stringify(long), limit: 100 }, 10_000)).toBe(whole);
+    expect(wholeIfCut({ message: 'done', valueJson: JSON.stringify(long), limit: null }, 100)).toBe(whole);
+  });
+
+  it('answers a stored answer again byte for byte', () => {
+    const first = JSON.stringify(answered(success(100), 10_000));
+    const again = answered(answerAgain(JSON.parse(first) as ResultAnswer), 10_000);
+    expect(JSON.stringify(again)).toBe(first);
   });
 });

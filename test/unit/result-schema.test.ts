@@ -10,12 +10,12 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import type * as Client from '../../src/client/types.ts';
 import { invocationResultSchema, toolErrorSchema, turnResultSchema, type InvocationAnswer } from '../../src/schemas.ts';
-import type { InvocationResult, ToolError } from '../../src/tools/outcome.ts';
+import type { AnsweredResult, ToolError } from '../../src/tools/outcome.ts';
 
 // Compile-time halves: every answer the server can serialize is a value of the client's types.
 export const answerIsClientResult = (answer: InvocationAnswer): Client.InvocationResult => answer;
 export const errorIsClientError = (error: ToolError): Client.ToolError => error;
-export const resultIsAnswerOnceMessaged = (result: InvocationResult, tool_message: unknown): InvocationAnswer => ({ ...result, tool_message });
+export const resultIsAnswerOnceMessaged = (result: AnsweredResult, tool_message: unknown): InvocationAnswer => ({ ...result, tool_message });
 
 const CLIENT_TYPES = fileURLToPath(new URL('../../src/client/types.ts', import.meta.url));
 const source = ts.createSourceFile(CLIENT_TYPES, readFileSync(CLIENT_TYPES, 'utf8'), ts.ScriptTarget.Latest, true);

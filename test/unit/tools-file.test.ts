@@ -167,7 +167,7 @@ describe('TOOLS_FILE', () => {
     const registry = new ToolRegistry();
     const sources = await loadToolSources({ registry, file: path, log: silent, env: {}, ...(await sourceDeps(registry)) });
     await sources.close();
-    expect(registry.get('one_tool')?.source).toBe('./one.mjs');
+    expect(registry.get('one_tool')?.source.label).toBe('./one.mjs');
   });
 
   it('takes a plugin entry as {module, isolation} and names a bad one', async () => {
@@ -179,7 +179,7 @@ describe('TOOLS_FILE', () => {
     const registry = new ToolRegistry();
     const sources = await loadToolSources({ registry, file: good, log: silent, env: {}, ...(await sourceDeps(registry)) });
     await sources.close();
-    expect(registry.get('two_tool')?.source).toBe('./two.mjs');
+    expect(registry.get('two_tool')?.source.label).toBe('./two.mjs');
     const bad = await fileWith('bad-isolation.yaml', 'plugins: [{module: ./two.mjs, isolation: threads}]\n');
     expect(await startFailure(bad)).toMatch(/bad-isolation\.yaml: plugins\[0\]: isolation must be none or worker$/);
     const typo = await fileWith('typo-isolation.yaml', 'plugins: [{modul: ./two.mjs}]\n');

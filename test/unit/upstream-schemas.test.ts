@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ok } from '../../src/tools/define.ts';
 import { canonicalDataJson, canonicalJson, hashJson } from '../../src/tools/hash.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
+import { pluginSource } from '../../src/tools/source.ts';
 import { SchemaCompileError } from '../../src/errors.ts';
 
 // What published documents are full of: keywords whose type is only implied, unknown keywords and formats.
@@ -30,8 +31,9 @@ const define = (name: string, parameters: Record<string, unknown>, result?: Reco
 describe('upstream schemas', () => {
   it('refuses a loose schema from a plugin, and takes it from an upstream, still validating what it says', () => {
     const registry = new ToolRegistry();
-    expect(() => registry.registerTool(define('plugin_tool', LOOSE))).toThrow(SchemaCompileError);
-    registry.registerTool(define('upstream_tool', LOOSE, { additionalProperties: { type: 'integer' } }), { schemas: 'upstream' });
+    const own = registry.of(pluginSource('schemas.ts'));
+    expect(() => own.registerTool(define('plugin_tool', LOOSE))).toThrow(SchemaCompileError);
+    own.registerTool(define('upstream_tool', LOOSE, { additionalProperties: { type: 'integer' } }), { schemas: 'upstream' });
     const tool = registry.get('upstream_tool')!;
     expect(tool.validateParams({ count: 1, payload: { a: 'x' }, when: 'whenever' })).toBe(true);
     expect(tool.validateParams({ count: 'one' })).toBe(false);
@@ -43,9 +45,10 @@ describe('upstream schemas', () => {
 
   it('hashes an upstream definition as docs/design.md says, and compiles an equal schema once', () => {
     const registry = new ToolRegistry();
+    const own = registry.of(pluginSource('schemas.ts'));
     const shared = { type: 'object', properties: { q: { type: 'string', description: 'naïve “query” ✓' } } };
-    registry.registerTool(define('one', shared, { type: 'array', items: shared }), { schemas: 'upstream' });
-    registry.registerTool(define('two', { ...shared }), { schemas: 'upstream' });
+    own.registerTool(define('one', shared, { type: 'array', items: shared }), { schemas: 'upstream' });
+    own.registerTool(define('two', { ...shared }), { schemas: 'upstream' });
     const one = registry.get('one')!;
     expect(one.hash).toBe(hashJson({ name: 'one', description: 'The one tool.', parameters: one.parameters, result: one.result }));
     expect(registry.get('two')!.hash).toBe(hashJson({ name: 'two', description: 'The two tool.', parameters: registry.get('two')!.parameters }));
@@ -63,9 +66,10 @@ describe('upstream schemas', () => {
 
   it('leaves out an upstream tool whose parameters cannot compile, naming the pattern', () => {
     const registry = new ToolRegistry();
-    expect(() =>
-      registry.registerTool(define('bad', { type: 'object', properties: { q: { type: 'string', pattern: '([a-' } } }), { schemas: 'upstream' }),
-    ).toThrow(/parameters schema does not compile: pattern/);
+    const own = registry.of(pluginSource('schemas.ts'));
+    expect(() => own.registerTool(define('bad', { type: 'object', properties: { q: { type: 'string', pattern: '([a-' } } }), { schemas: 'upstream' })).toThrow(
+      /parameters schema does not compile: pattern/,
+    );
     expect(registry.get('bad')).toBeUndefined();
   });
 });

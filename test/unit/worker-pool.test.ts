@@ -28,7 +28,7 @@ function contextWith(options: {
     callId: 'call_1',
     toolName: 'exported',
     requestId: 'req_1',
-    idempotencyKey: null,
+    ledgerKey: null,
     session: options.session ?? null,
     sessionId: options.session?.id ?? null,
     deadline: Date.now() + 10_000,

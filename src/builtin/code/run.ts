@@ -74,7 +74,9 @@ class ProgramRunState implements CancelListener {
   call(name: string, argsJson: string): Promise<CallAnswer> {
     const answer = this.#call(name, argsJson);
     this.#inFlight.add(answer);
-    void answer.finally(() => this.#inFlight.delete(answer));
+    // Only tracks the call: its caller receives the answer, and a rejection, itself.
+    const settled = () => this.#inFlight.delete(answer);
+    answer.then(settled, settled);
     return answer;
   }
 

@@ -1,6 +1,6 @@
 /** The planning tool suite (docs/sessions-and-planning.md): a session-scoped plan the model sets up, extends, updates and reads. */
 import { error, ok } from '../../tools/define.ts';
-import type { ToolRegistry } from '../../tools/registry.ts';
+import type { SourceRegistry } from '../../tools/registry.ts';
 import type { SessionHandle, ToolContext, ToolDefinition, ToolResult } from '../../tools/types.ts';
 import { addSteps, MAX_PLAN_STEPS, readPlan, setupPlan, statusOf, updateStep, type Plan, type PlanHead, type PlanStep, type StepStatus } from './plan.ts';
 
@@ -122,6 +122,6 @@ const readPlanTool: ToolDefinition<Record<string, never>, Plan> = {
 export const PLANNING_TOOLS = [setupPlanTool, addStepTool, updateStepTool, readPlanTool] as const;
 export { MAX_PLAN_STEPS };
 
-export function registerPlanningTools(registry: Pick<ToolRegistry, 'registerSessionTool'>): void {
+export function registerPlanningTools(registry: Pick<SourceRegistry, 'registerSessionTool'>): void {
   for (const tool of PLANNING_TOOLS) registry.registerSessionTool(tool as unknown as ToolDefinition);
 }

@@ -6,6 +6,7 @@
 import type { Dispatcher } from 'undici';
 import { callEnd } from '../../tools/context.ts';
 import type { ToolContext } from '../../tools/types.ts';
+import { fileSource } from '../../tools/source.ts';
 import { EntryReader, type RawEntry } from '../entry.ts';
 import { readToolOptions, rerunByDefault } from '../tool-options.ts';
 import type { SourceContext } from '../types.ts';
@@ -132,18 +133,16 @@ export async function registerHttpTools(entries: readonly RawEntry[], context: S
   for (const { reader, tool, uses } of read) {
     const raw = reader.raw;
     const guard = guards.get(tool.origin)!;
-    await context.registry.withSource(`TOOLS_FILE ${context.file.path}: ${reader.where.replace(/ ".*"$/, '')}`, () =>
-      context.registry.registerTool({
-        name: tool.name,
-        description: raw.description as string,
-        parameters: raw.parameters as Record<string, unknown>,
-        ...(raw.result !== undefined && { result: raw.result as Record<string, unknown> }),
-        ...(raw.examples !== undefined && { examples: raw.examples as never }),
-        ...rerunByDefault(readToolOptions(reader, raw)),
-        ...(uses.length > 0 && { credentials: uses }),
-        handler: (params, toolContext) => guard.run(toolContext, () => forward(client, tool, params, toolContext)),
-      }),
-    );
+    context.registry.of(fileSource('http', 'http', `TOOLS_FILE ${context.file.path}: ${reader.where.replace(/ ".*"$/, '')}`)).registerTool({
+      name: tool.name,
+      description: raw.description as string,
+      parameters: raw.parameters as Record<string, unknown>,
+      ...(raw.result !== undefined && { result: raw.result as Record<string, unknown> }),
+      ...(raw.examples !== undefined && { examples: raw.examples as never }),
+      ...rerunByDefault(readToolOptions(reader, raw)),
+      ...(uses.length > 0 && { credentials: uses }),
+      handler: (params, toolContext) => guard.run(toolContext, () => forward(client, tool, params, toolContext)),
+    });
   }
 }
 

@@ -11,6 +11,7 @@ import { readToolOptions, readToolOverrides, type ToolOptions } from '../tool-op
 import { credentialHeaders, type CredentialHeaders } from '../upstream/credentials.ts';
 import type { ToolsFile } from '../tools-file.ts';
 import { GUARD_KEYS, readGuardSettings, type GuardSettings } from '../upstream/limits.ts';
+import { fileSource, type ToolSource } from '../../tools/source.ts';
 
 export type McpServerConfig =
   | { kind: 'stdio'; command: string; args: readonly string[]; env: Record<string, string>; cwd: string }
@@ -19,8 +20,8 @@ export type McpServerConfig =
 export interface McpSourceConfig {
   /** The prefix of its tools' names: `<source>_<tool>`. */
   source: string;
-  /** How errors and the registry name this entry: `TOOLS_FILE <path>: mcp[0] "files"`. */
-  label: string;
+  /** What its tools, resources and prompts are registered as (errors name its label: `TOOLS_FILE <path>: mcp[0] "files"`). */
+  origin: ToolSource;
   server: McpServerConfig;
   pin: boolean;
   /** Applies to every tool of the source unless `tools` overrides it. */
@@ -69,7 +70,7 @@ export function readMcpEntry(entry: RawEntry, file: ToolsFile, credentials: Cred
   const defaults = readToolOptions(reader, { idempotency: reader.raw.idempotency, on_lost: reader.raw.on_lost, timeout_ms: reader.raw.timeout_ms });
   return {
     source,
-    label: `TOOLS_FILE ${file.path}: ${reader.where}`,
+    origin: fileSource('mcp', source, `TOOLS_FILE ${file.path}: ${reader.where}`),
     server,
     pin: pin === true,
     defaults,

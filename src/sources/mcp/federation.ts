@@ -7,7 +7,7 @@
  * the access rules and toolsets that hide the tool hide its interface too.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Prompt, Resource, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type Prompt, type Resource, type ResourceTemplate, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Store } from '../../store/types.ts';
 import {
@@ -26,7 +26,8 @@ import { isObject } from '../../json.ts';
 import { toolNameFor } from '../names.ts';
 import type { McpSourceConfig } from './config.ts';
 import { ANY_RESULT } from './call-result.ts';
-import { StatelessUpstream } from './stateless.ts';
+import { StatelessError, StatelessUpstream } from './stateless.ts';
+import { UpstreamRpcError } from '../../errors.ts';
 
 const MAX_PAGES = 100;
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -75,23 +76,40 @@ export interface EntryUpstream {
 }
 
 /** One per connection, so that a new connection is told from a list that changed. */
-const handshakeUpstreams = new WeakMap<Client, EntryUpstream>();
+const entryUpstreams = new WeakMap<Client | StatelessUpstream, EntryUpstream>();
+
+/** The server's own JSON-RPC error, relayed with its code and message; anything else (a timeout, a lost connection) as it is. */
+function relayed(err: unknown): never {
+  if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout)
+    throw new UpstreamRpcError(err.code, err.message.replace(/^MCP error -?\d+: /, ''), err.data);
+  if (err instanceof StatelessError) throw new UpstreamRpcError(err.code, err.message);
+  throw err;
+}
 
 function entryUpstreamOf(from: Client | StatelessUpstream): EntryUpstream {
-  if (from instanceof StatelessUpstream) return from;
-  let upstream = handshakeUpstreams.get(from);
+  let upstream = entryUpstreams.get(from);
   if (upstream === undefined) {
-    upstream = {
-      get capabilities() {
-        return (from.getServerCapabilities() ?? {}) as Record<string, unknown>;
-      },
-      request: (method, params, options) =>
-        from.request({ method, params } as never, ANY_RESULT, {
-          timeout: options.timeoutMs,
-          ...(options.signal !== undefined && { signal: options.signal }),
-        }) as unknown as Promise<Record<string, unknown>>,
-    };
-    handshakeUpstreams.set(from, upstream);
+    upstream =
+      from instanceof StatelessUpstream
+        ? {
+            get capabilities() {
+              return from.capabilities;
+            },
+            request: (method, params, options) => from.request(method, params, options).catch(relayed),
+          }
+        : {
+            get capabilities() {
+              return (from.getServerCapabilities() ?? {}) as Record<string, unknown>;
+            },
+            request: (method, params, options) =>
+              (
+                from.request({ method, params } as never, ANY_RESULT, {
+                  timeout: options.timeoutMs,
+                  ...(options.signal !== undefined && { signal: options.signal }),
+                }) as unknown as Promise<Record<string, unknown>>
+              ).catch(relayed),
+          };
+    entryUpstreams.set(from, upstream);
   }
   return upstream;
 }
@@ -158,7 +176,7 @@ export class McpFederation {
       for (const prompt of prompts) entries.push(this.#prompt(prompt));
     }
     const served = this.#config.pin ? await this.#pinned(entries) : entries;
-    const problem = this.#catalog.replaceSource(this.#config.label, served);
+    const problem = this.#catalog.replaceSource(this.#config.origin, served);
     if (problem !== null) this.#log.warn({ problem }, 'MCP resources and prompts left out of the catalog');
     if (fresh) {
       // A new connection has no subscriptions yet: those still watched are made again.
@@ -211,7 +229,7 @@ export class McpFederation {
     const subscribable = isObject(resources) && resources.subscribe === true;
     return {
       kind: 'resource',
-      source: this.#config.label,
+      source: this.#config.origin,
       name: tool ?? toolNameFor(source, resource.name),
       metadata,
       hash: entryHash('resource', uri, metadata),
@@ -227,7 +245,7 @@ export class McpFederation {
     const metadata = metadataOf(template);
     return {
       kind: 'template',
-      source: this.#config.label,
+      source: this.#config.origin,
       name: toolNameFor(source, template.name),
       metadata,
       hash: entryHash('template', uriTemplate, metadata),
@@ -243,7 +261,7 @@ export class McpFederation {
     const args = (prompt.arguments ?? []).map((a) => ({ ...a }));
     return {
       kind: 'prompt',
-      source: this.#config.label,
+      source: this.#config.origin,
       name,
       metadata,
       hash: entryHash('prompt', name, metadata, args),

@@ -7,7 +7,7 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Dispatcher } from 'undici';
 
 /** The most of an error answer's body kept for its message. */
@@ -20,6 +20,8 @@ export interface StreamOptions {
   replayId?: string | number;
   /** The call's own headers (call-headers.ts), sent again when the stream is resumed. */
   headers?: Record<string, string>;
+  /** The progress token of the tools/call the stream answers: what the server sends on it belongs to that call (relay.ts). */
+  call?: string;
 }
 
 /** Reads one SSE stream: its chunks as they come, then its end (with the error that broke it). */
@@ -128,10 +130,12 @@ export class PostAnswer implements Dispatcher.DispatchHandler {
       this.#mode = 'sse';
       // Resumed after a drop, the stream's answer is the answer to this request, whatever id the replay carries.
       const replayId = !Array.isArray(message) && 'id' in message && 'method' in message ? message.id : undefined;
+      const call = replayId === undefined ? undefined : (message as JSONRPCRequest).params?._meta?.progressToken;
       this.#stream = this.#sink.stream(new PostStreamEnd(this.#abort), {
         reconnectable: false,
         ...(replayId !== undefined && { replayId }),
         ...(this.#headers !== undefined && { headers: this.#headers }),
+        ...(typeof call === 'string' && { call }),
       });
       this.#settle();
     } else if (type === 'application/json') this.#mode = 'json';

@@ -42,6 +42,8 @@ export class UndiciStreamableHttpTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** A message of the server on a tools/call's own stream (`call`: its progress token); true: taken, not given to onmessage. */
+  oncallmessage?: (message: JSONRPCMessage, call: string) => boolean;
   sessionId?: string;
 
   readonly #agent: Dispatcher;
@@ -67,13 +69,15 @@ export class UndiciStreamableHttpTransport implements Transport {
       this.sessionId = id;
       this.#postHeaders = null;
     },
-    initialized: () => this.#openGetStream(undefined, { reconnectable: true }).catch((err: Error) => this.onerror?.(err)),
+    initialized: () => {
+      this.#openGetStream(undefined, { reconnectable: true }).catch((err: Error) => this.onerror?.(err));
+    },
     stream: (open, options) => this.#sseReader(open, options),
     message: (message) => this.#deliver(message),
   };
   /** What each SSE stream (sse-stream.ts) does to this transport. */
   readonly #streams: StreamSink = {
-    message: (message) => this.#deliver(message),
+    message: (message, call) => this.#deliver(message, call),
     error: (error) => this.onerror?.(error),
     retry: (ms) => (this.#retryMs = ms),
     ended: (stream, err) => this.#streamEnded(stream, err),
@@ -88,8 +92,8 @@ export class UndiciStreamableHttpTransport implements Transport {
     this.#callHeaders = callHeaders;
   }
 
-  /** An answer to a request of `request()` goes to it; everything else to the SDK Client. */
-  #deliver(message: JSONRPCMessage): void {
+  /** An answer to a request of `request()` goes to it; a message on a call's stream to oncallmessage; everything else to the SDK Client. */
+  #deliver(message: JSONRPCMessage, call?: string): void {
     if (this.#pending.size > 0 && 'id' in message && message.id !== undefined && !('method' in message)) {
       const pending = this.#pending.get(message.id);
       if (pending !== undefined) {
@@ -97,6 +101,10 @@ export class UndiciStreamableHttpTransport implements Transport {
         pending.answer(message);
         return;
       }
+    }
+    if (call !== undefined && 'method' in message) {
+      if (this.oncallmessage?.(message, call) === true) return;
+      if ('id' in message) this.#callHeaders?.asked(message.id, call);
     }
     this.onmessage?.(message);
   }

@@ -13,7 +13,8 @@ import type { Store } from '../../store/types.ts';
 import { callEnd } from '../../tools/context.ts';
 import { ToolFailure } from '../../tools/failure.ts';
 import type { Provenance } from '../../tools/provenance.ts';
-import type { RegisteredTool, ToolRegistry } from '../../tools/registry.ts';
+import type { RegisteredTool, RegisterOptions, ToolRegistry } from '../../tools/registry.ts';
+import type { ToolSource } from '../../tools/source.ts';
 import type { HandlerReturn, ToolContext, ToolDefinition } from '../../tools/types.ts';
 import type { UpstreamStatus } from '../types.ts';
 import type { McpSourceConfig } from './config.ts';
@@ -27,6 +28,8 @@ import { UpstreamGuard } from '../upstream/guard.ts';
 import { UpstreamDown } from '../../errors.ts';
 
 const PIN_POLL_MS = 1000;
+/** MCP servers' schemas are compiled leniently, on first use. */
+const UPSTREAM_TOOLS: RegisterOptions = { schemas: 'upstream' };
 
 export interface McpSourceDeps {
   registry: ToolRegistry;
@@ -71,9 +74,9 @@ export class McpSource {
     this.upstream = new McpUpstream(config.server, this.#log, deps.version, listener, deps.http);
   }
 
-  /** The registry's name for this source's tools (named in clash errors). */
-  get label(): string {
-    return this.config.label;
+  /** What this source's tools are registered as (its label named in clash errors). */
+  get origin(): ToolSource {
+    return this.config.origin;
   }
 
   status(): UpstreamStatus {
@@ -116,7 +119,7 @@ export class McpSource {
       try {
         offered.push({
           definition,
-          checked: registry.check(definition, this.label, { schemas: 'upstream', hints: { source: this.config.source, words: [] } }),
+          checked: registry.check(definition, this.origin, UPSTREAM_TOOLS),
           upstreamName: tool.name,
         });
       } catch (err) {
@@ -141,7 +144,7 @@ export class McpSource {
         served.push(await this.#pinned(definition, pin.current, checked.hash));
       }
     }
-    const registered = registry.replaceSource(this.label, served, { schemas: 'upstream', hints: { source: this.config.source, words: [] } });
+    const registered = registry.replaceSource(this.origin, served, UPSTREAM_TOOLS);
     this.#pending = pending;
     this.#log.info({ tools: registered.length, pending: [...pending.keys()] }, 'MCP tools in the catalog');
     if (pending.size > 0) this.#startPolling();

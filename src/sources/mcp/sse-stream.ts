@@ -12,7 +12,8 @@ import { isMessage, type SseReader, type StreamOptions } from './http-answer.ts'
 
 /** What a stream tells its transport. */
 export interface StreamSink {
-  message(message: JSONRPCMessage): void;
+  /** `call`: the progress token of the tools/call whose stream carried it. */
+  message(message: JSONRPCMessage, call: string | undefined): void;
   error(error: Error): void;
   /** The server's `retry:`. */
   retry(ms: number): void;
@@ -69,6 +70,6 @@ export class SseStream implements SseReader {
       this.answered = true;
       if (this.options.replayId !== undefined) message.id = this.options.replayId;
     }
-    this.#sink.message(message);
+    this.#sink.message(message, this.options.call);
   }
 }

@@ -9,13 +9,19 @@ import { checkCallToolResult } from './call-result.ts';
 import type { Dispatcher } from 'undici';
 import { isObject } from '../../json.ts';
 import { UpstreamDown } from '../../errors.ts';
-import type { SampleRequest } from '../../tools/client-requests.ts';
-import type { ToolContext } from '../../tools/types.ts';
+import { askCaller, type Relayed } from './relay.ts';
+import { Cancellation } from '../../tools/context.ts';
 
 export const STATELESS_VERSION = '2026-07-28';
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 const DISCOVER_TIMEOUT_MS = 10_000;
+const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+/** What toolport declares in every request: it relays questions, and follows a call answered with a task. */
+const CLIENT_CAPABILITIES = { elicitation: {}, sampling: {}, extensions: { [TASKS_EXTENSION]: {} } };
+/** Bounds of the wait between two looks at a server's task, whatever pollIntervalMs it names. */
+const MIN_POLL_MS = 20;
+const MAX_POLL_MS = 1000;
 
 /** A JSON-RPC error of the server's own, as an Error with its code. */
 export class StatelessError extends Error {
@@ -89,7 +95,7 @@ export class StatelessUpstream {
     options: { timeoutMs: number; headers?: Record<string, string>; signal?: AbortSignal },
   ): Promise<Record<string, unknown>> {
     const id = ++this.#ids;
-    const meta = { ...(isObject(params._meta) ? params._meta : {}), [META_VERSION]: STATELESS_VERSION, [META_CAPABILITIES]: { elicitation: {}, sampling: {} } };
+    const meta = { ...(isObject(params._meta) ? params._meta : {}), [META_VERSION]: STATELESS_VERSION, [META_CAPABILITIES]: CLIENT_CAPABILITIES };
     const name = method === 'tools/call' ? params.name : method === 'prompts/get' ? params.name : method === 'resources/read' ? params.uri : undefined;
     const headers: Record<string, string> = {
       ...this.#headers,
@@ -129,23 +135,68 @@ export class StatelessUpstream {
   }
 }
 
-/** Who answers an upstream's questions: the call's context (its client, through toolport's own `input_required`). */
-export type Asker = Pick<ToolContext, 'elicit' | 'sample'>;
-
 /** The most rounds of questions one call may take before it is given up. */
 const MAX_ROUNDS = 10;
 
-/** One question of the upstream, asked of toolport's caller; its answer goes back in `inputResponses`. */
-async function ask(asker: Asker, request: unknown): Promise<unknown> {
-  const { method, params } = isObject(request) ? request : {};
-  const given = isObject(params) ? params : {};
-  const message = typeof given.message === 'string' ? given.message : '';
-  if (method === 'elicitation/create')
-    return asker.elicit(
-      typeof given.url === 'string' ? { message, url: given.url } : { message, schema: isObject(given.requestedSchema) ? given.requestedSchema : {} },
-    );
-  if (method === 'sampling/createMessage') return asker.sample(given as unknown as SampleRequest);
-  throw new StatelessError(-32601, `the server asked ${String(method).slice(0, 100)}, which toolport does not relay`);
+interface StatelessCallOptions {
+  timeoutMs: number;
+  headers?: Record<string, string>;
+  asker: Relayed;
+  /** The call's end (deadline, cancellation, a question answered by calling again): a task followed is cancelled. */
+  end: Cancellation | AbortSignal;
+}
+
+function endOf(end: Cancellation | AbortSignal): unknown {
+  return end instanceof Cancellation ? end.reason : end.aborted ? (end.reason as unknown) : null;
+}
+
+/**
+ * A call the server answered with a task (the tasks extension of 2026-07-28), followed to its end
+ * inside the forwarded call: `tasks/get` at the server's pace, its `inputRequests` asked of
+ * toolport's caller and answered with `tasks/update`, its result or error taken inline. The task
+ * id stays in toolport; a call that ends first sends `tasks/cancel`.
+ */
+async function followTask(upstream: StatelessUpstream, answer: Record<string, unknown>, options: StatelessCallOptions): Promise<Record<string, unknown>> {
+  const taskId = answer.taskId;
+  if (typeof taskId !== 'string') throw new StatelessError(-32603, 'the server answered with a task without a taskId');
+  const answered = new Set<string>();
+  let task = answer;
+  let ended = false;
+  try {
+    for (;;) {
+      if (task.status === 'completed') {
+        ended = true;
+        if (!isObject(task.result)) throw new StatelessError(-32603, "the server's task completed without a result");
+        return task.result;
+      }
+      if (task.status === 'failed' || task.status === 'cancelled') {
+        ended = true;
+        const error = isObject(task.error) ? task.error : {};
+        const said = typeof error.message === 'string' ? error.message : typeof task.statusMessage === 'string' ? task.statusMessage : '';
+        throw new StatelessError(
+          typeof error.code === 'number' ? error.code : -32603,
+          `the server's task ended ${String(task.status)}${said === '' ? '' : `: ${said}`}`,
+        );
+      }
+      const requests = task.status === 'input_required' && isObject(task.inputRequests) ? task.inputRequests : {};
+      const responses: Record<string, unknown> = {};
+      for (const [key, request] of Object.entries(requests)) if (!answered.has(key)) responses[key] = await askCaller(options.asker, request);
+      for (const key of Object.keys(responses)) answered.add(key);
+      if (Object.keys(responses).length > 0) await upstream.request('tasks/update', { taskId, inputResponses: responses }, options);
+      else {
+        const pause = typeof task.pollIntervalMs === 'number' ? task.pollIntervalMs : MAX_POLL_MS;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, pause))));
+      }
+      const reason = endOf(options.end);
+      if (reason !== null) throw reason;
+      task = await upstream.request('tasks/get', { taskId }, options);
+    }
+  } finally {
+    if (!ended)
+      upstream
+        .request('tasks/cancel', { taskId }, { timeoutMs: MAX_POLL_MS * 5, ...(options.headers !== undefined && { headers: options.headers }) })
+        .catch(() => {});
+  }
 }
 
 /**
@@ -157,15 +208,16 @@ export async function callStatelessTool(
   upstream: StatelessUpstream,
   name: string,
   args: Record<string, unknown>,
-  options: { timeoutMs: number; headers?: Record<string, string>; asker: Asker },
+  options: StatelessCallOptions,
 ): Promise<Record<string, unknown>> {
   let params: Record<string, unknown> = { name, arguments: args };
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const result = await upstream.request('tools/call', params, options);
+    if (result.resultType === 'task') return followTask(upstream, result, options);
     if (result.resultType !== 'input_required') return result;
     const requests = isObject(result.inputRequests) ? result.inputRequests : {};
     const responses: Record<string, unknown> = {};
-    for (const [key, request] of Object.entries(requests)) responses[key] = await ask(options.asker, request);
+    for (const [key, request] of Object.entries(requests)) responses[key] = await askCaller(options.asker, request);
     params = { name, arguments: args, inputResponses: responses, ...(result.requestState !== undefined && { requestState: result.requestState }) };
   }
   throw new StatelessError(-32603, `the server kept asking after ${MAX_ROUNDS} rounds`);
@@ -176,13 +228,14 @@ export async function callStateless(
   upstream: StatelessUpstream,
   name: string,
   args: Record<string, unknown>,
-  options: { deadline: number; headers?: Record<string, string>; progress: Asker },
+  options: { deadline: number; headers?: Record<string, string>; progress: Relayed; end: Cancellation | AbortSignal },
 ): Promise<CallToolResult> {
   try {
     const timeoutMs = Math.max(1, options.deadline - Date.now()) + 1000;
     const result = await callStatelessTool(upstream, name, args, {
       timeoutMs,
       asker: options.progress,
+      end: options.end,
       ...(options.headers !== undefined && { headers: options.headers }),
     });
     return checkCallToolResult(result);

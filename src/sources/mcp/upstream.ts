@@ -20,16 +20,19 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
-import { Cancellation, type CancelListener } from '../../tools/context.ts';
-import type { ToolContext } from '../../tools/types.ts';
+import { Cancellation } from '../../tools/context.ts';
 import type { McpServerConfig } from './config.ts';
 import { UndiciStreamableHttpTransport } from './http-transport.ts';
 import { callToolOverHttp } from './http-call.ts';
 import { CallHeaders } from './call-headers.ts';
 import { ANY_RESULT, checkCallToolResult } from './call-result.ts';
 import { liveChildren, StdioTransport, trackChild } from './stdio-transport.ts';
-import { callStateless, StatelessUpstream, type Asker } from './stateless.ts';
+import { callStateless, StatelessUpstream } from './stateless.ts';
+import { EndSignal } from './end-signal.ts';
+import { callToolAsTask } from './task-call.ts';
+import { UpstreamRelay, type Relayed } from './relay.ts';
 import { ToolDefinitionError, UpstreamDown } from '../../errors.ts';
+import { InputRequired, ToolFailure } from '../../tools/failure.ts';
 
 export const FIRST_RESTART_DELAY_MS = 1000;
 export const MAX_RESTART_DELAY_MS = 60_000;
@@ -44,60 +47,15 @@ export interface UpstreamListener {
   updated(uri: string): void;
 }
 
-/** Told of the server's progress reports: the call's context. */
-type ProgressListener = Pick<ToolContext, 'progress'>;
-
 export interface UpstreamCallOptions {
   /** The call's end (deadline or cancellation): the server is sent notifications/cancelled when it comes. */
   end: Cancellation | AbortSignal;
   /** Epoch ms: the call's deadline (the request timeout is set a little after it; the signal fires first). */
   deadline: number;
-  /** Told of the server's progress reports, and asked its questions (the call's context). */
-  progress: ProgressListener & Asker;
+  /** Told of the server's progress reports and log messages, and asked its questions (the call's context). */
+  progress: Relayed;
   /** Headers of this call only (the calling user's credentials), for a server over HTTP. */
   headers?: Record<string, string>;
-}
-
-/**
- * A call's end as the SDK Client's request reads its `signal` (aborted, reason, throwIfAborted,
- * addEventListener('abort') — nothing else), without an AbortController and its EventTarget per call.
- */
-class EndSignal implements CancelListener {
-  readonly #end: Cancellation;
-  #listeners: (() => void)[] | null = null;
-
-  constructor(end: Cancellation) {
-    this.#end = end;
-  }
-
-  get aborted(): boolean {
-    return this.#end.reason !== null;
-  }
-
-  get reason(): Error | undefined {
-    return this.#end.reason ?? undefined;
-  }
-
-  throwIfAborted(): void {
-    if (this.#end.reason !== null) throw this.#end.reason;
-  }
-
-  addEventListener(_type: 'abort', listener: () => void): void {
-    if (this.#listeners === null) {
-      this.#listeners = [];
-      this.#end.subscribe(this);
-    }
-    this.#listeners.push(listener);
-  }
-
-  removeEventListener(_type: 'abort', listener: () => void): void {
-    const i = this.#listeners?.indexOf(listener) ?? -1;
-    if (i >= 0) this.#listeners!.splice(i, 1);
-  }
-
-  onCancelled(): void {
-    for (const listener of this.#listeners ?? []) listener();
-  }
 }
 
 export class McpUpstream {
@@ -124,7 +82,9 @@ export class McpUpstream {
    * report when the result arrives in the same read (it drops the listener before the queued
    * notification runs); a token of our own outlives the response by a microtask.
    */
-  readonly #progress = new Map<string, ProgressListener>();
+  readonly #progress = new Map<string, Relayed>();
+  /** The server's questions and log messages, relayed to the call they belong to. */
+  readonly #relay: UpstreamRelay;
   /** Each call's own headers, found by the HTTP transport through the call's progress token. */
   readonly #callHeaders = new CallHeaders();
   #calls = 0;
@@ -132,6 +92,8 @@ export class McpUpstream {
   #lean: UndiciStreamableHttpTransport | null = null;
   /** Tools the SDK Client must call itself: it checks their output schema, or they require tasks. */
   #viaClient = new Set<string>();
+  /** Tools that require tasks, of a server that runs tools/call as tasks (task-call.ts). */
+  #taskTools = new Set<string>();
 
   /** `http`: the connection pool for a server over HTTP. */
   constructor(config: McpServerConfig, log: Logger, version: string, listener: UpstreamListener, http: Dispatcher | null = null) {
@@ -140,6 +102,7 @@ export class McpUpstream {
     this.#log = log;
     this.#clientInfo = { name: 'toolport', version };
     this.#listener = listener;
+    this.#relay = new UpstreamRelay(this.#progress, log, config.kind === 'stdio');
   }
 
   get up(): boolean {
@@ -175,7 +138,8 @@ export class McpUpstream {
       const stateless = new StatelessUpstream(new URL(config.url), this.#http, config.headers);
       if (await stateless.discover()) return this.#connectStateless(stateless, first);
     }
-    const client = new Client(this.#clientInfo, { capabilities: {} });
+    // Declared so that servers offer the tools that ask; a caller that cannot answer is refused per question (relay.ts).
+    const client = new Client(this.#clientInfo, { capabilities: { sampling: {}, elicitation: { form: {}, url: {} } } });
     this.#client = client;
     client.onclose = () => this.#lost(client, 'the connection closed');
     client.onerror = (err) => this.#log.debug({ err: err.message }, 'MCP transport error');
@@ -185,6 +149,7 @@ export class McpUpstream {
     client.setNotificationHandler(ProgressNotificationSchema, ({ params }) =>
       this.#progress.get(String(params.progressToken))?.progress(params.progress, params.total),
     );
+    this.#relay.install(client);
     try {
       const transport = this.#transport();
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
@@ -210,7 +175,9 @@ export class McpUpstream {
     const config = this.#config;
     if (config.kind === 'http') {
       if (this.#http === null) throw new Error('no HTTP connection pool for an MCP server over HTTP');
-      return new UndiciStreamableHttpTransport(new URL(config.url), this.#http, config.headers, this.#callHeaders);
+      const transport = new UndiciStreamableHttpTransport(new URL(config.url), this.#http, config.headers, this.#callHeaders);
+      transport.oncallmessage = (message, call) => this.#relay.onCallStream(message, call);
+      return transport;
     }
     const transport = new StdioTransport({ command: config.command, args: [...config.args], env: config.env, ...(config.cwd !== null && { cwd: config.cwd }) });
     createInterface({ input: transport.stderr }).on('line', (line) => this.#log.debug({ stderr: line.slice(0, 2000) }, 'MCP server stderr'));
@@ -227,6 +194,8 @@ export class McpUpstream {
       if (cursor === undefined) break;
     }
     this.#viaClient = new Set(tools.filter((tool) => tool.outputSchema !== undefined || tool.execution?.taskSupport === 'required').map((tool) => tool.name));
+    const tasks = client.getServerCapabilities()?.tasks?.requests?.tools?.call !== undefined;
+    this.#taskTools = new Set(tasks ? tools.filter((tool) => tool.execution?.taskSupport === 'required').map((tool) => tool.name) : []);
     return tools;
   }
 
@@ -307,11 +276,21 @@ export class McpUpstream {
       const result =
         signal === null
           ? await callToolOverHttp(lean!, progressToken, params, options.end)
-          : await client.callTool(params, ANY_RESULT, { signal, timeout: Math.max(1, options.deadline - Date.now()) + 1000 });
-      return checkCallToolResult(result);
+          : this.#taskTools.has(name)
+            ? await callToolAsTask(client, params, this.#relay, { signal, timeout: Math.max(1, options.deadline - Date.now()) + 1000 })
+            : await client.callTool(params, ANY_RESULT, { signal, timeout: Math.max(1, options.deadline - Date.now()) + 1000 });
+      const answer = checkCallToolResult(result);
+      // The server failed after its caller could not answer its question: that is what the caller learns.
+      const refused = answer.isError === true ? this.#relay.takeRefusal(progressToken) : undefined;
+      if (refused !== undefined) throw refused;
+      return answer;
     } catch (err) {
-      if (options.end instanceof Cancellation ? options.end.reason !== null : options.end.aborted) throw err; // the dispatcher has answered already (deadline or cancel)
-      if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout) throw err;
+      const ended = options.end instanceof Cancellation ? options.end.reason : options.end.aborted ? (options.end.reason as unknown) : null;
+      // The dispatcher has answered already (deadline or cancel), or the call waits for its caller's answer (relay.ts).
+      if (ended !== null) throw ended instanceof InputRequired ? ended : err;
+      if (err instanceof ToolFailure) throw err;
+      if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout)
+        throw this.#relay.takeRefusal(progressToken) ?? err;
       const reason = err instanceof Error ? err.message : String(err);
       // A broken HTTP connection does not close the client by itself: reconnect.
       if (this.#config.kind === 'http' && !(err instanceof McpError)) this.#lost(client, reason);
@@ -319,6 +298,7 @@ export class McpUpstream {
     } finally {
       this.#progress.delete(progressToken);
       this.#callHeaders.end(progressToken);
+      this.#relay.takeRefusal(progressToken);
     }
   }
 

@@ -6,6 +6,7 @@ import picomatch from 'picomatch';
 import type { Dispatcher } from 'undici';
 import { callEnd } from '../../tools/context.ts';
 import type { ToolContext } from '../../tools/types.ts';
+import { fileSource } from '../../tools/source.ts';
 import { EntryReader, type RawEntry } from '../entry.ts';
 import { lowerCased } from '../http/index.ts';
 import { toolNameFor } from '../names.ts';
@@ -119,9 +120,9 @@ async function registerSource(entry: RawEntry, context: SourceContext, client: U
         guard.run(toolContext, () => forward(client, target, toolName, operation, params, toolContext)),
     };
     try {
-      await context.registry.withSource(`TOOLS_FILE ${context.file.path}: ${reader.where}: operation ${operation.upstreamName}`, () =>
-        context.registry.registerTool(definition, { schemas: 'upstream', hints: { source, words: [...operation.tags, operation.summary] } }),
-      );
+      context.registry
+        .of(fileSource('openapi', source, `TOOLS_FILE ${context.file.path}: ${reader.where}: operation ${operation.upstreamName}`))
+        .registerTool(definition, { schemas: 'upstream', hints: { words: [...operation.tags, operation.summary] } });
     } catch (err) {
       // A published document is taken as it is: one schema no validator can compile costs that
       // operation, not the start.

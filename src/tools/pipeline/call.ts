@@ -34,45 +34,66 @@ export interface ToolsetRef {
   search: boolean;
 }
 
-/** Who calls and under which limits; shared by the calls of one request. */
-export interface InvocationScope {
-  requestId: string;
-  sessionId: string | null;
-  /** Absent = 'header'. An MCP connection's session ('connection') gives way to a session built-in's `session_id` argument. */
-  sessionSource?: SessionSource;
-  /** The id of who calls (`principal.id`); null when the service is open. */
-  caller: string | null;
-  /** Who calls, as the policy and ownership checks see them; null when no auth is configured. */
-  principal: Principal | null;
-  /** The verified user (`context.user`); absent for an API key or an open service. */
-  user?: UserIdentity;
-  /** The caller's tool allowlist; a tool it refuses does not exist for this call. Absent = every tool. */
-  allows?: (toolName: string) => boolean;
-  /** The toolset the request named (X-Toolset, ?toolset=, /mcp/{toolset}); a task keeps it, so its runs stay inside it. */
-  toolset?: ToolsetRef;
-  /** The caller's X-Timeout-Ms, counted from `receivedAt` (epoch ms). */
-  timeoutMs: number | null;
-  /** The limit of a tool that sets none, when not the pipeline's (a task's is TASK_TIMEOUT_MS). */
-  defaultTimeoutMs?: number;
-  receivedAt: number;
-  log: Logger;
-  /** Fires when the caller goes away (or, for a nested call, when its parent call ends). */
-  cancellation: Cancellation | null;
-  parentCallId?: string;
-  depth?: number;
-  /** Where the handlers' `context.progress` reports go (an SSE or MCP stream); absent = nowhere. */
-  progress?: ProgressListener;
-  /** The request's format (openai, anthropic, mcp…), for traces. Absent = native. */
-  format?: string;
-  /** The task this call runs in, when it runs as one (docs/tasks.md). */
-  taskId?: string;
-  /** What was answered to the task's input requests (`tasks/update`, or a resume with answers), keyed as they were. */
-  inputResponses?: Readonly<Record<string, unknown>>;
-  /** The caller's MCP client, for the handlers' `context.log`, `elicit` and `sample`; absent = none. */
-  client?: ClientChannel;
+/** Who calls: one identity, made once where the request was authenticated (or from a task's record of it). */
+export interface CallerIdentity {
+  /** The API key's id or the signed-in subject: the caller logs, records, metrics and ownership name; null when the service is open. */
+  readonly id: string | null;
+  /** As policies and approvals see the caller; null when no auth is configured (or a task's key is gone). */
+  readonly principal: Principal | null;
+  /** The verified user (`context.user`); null for an API key or an open service. */
+  readonly user: UserIdentity | null;
   /** The bearer the request presented (an API key, a token), named: the redaction stage keeps it out of results. */
-  presented?: { readonly name: string; readonly value: string };
+  readonly presented: { readonly name: string; readonly value: string } | null;
 }
+
+/** What the request may call and how: its format, its reach, its time limits and its cancellation. */
+export interface CallOptions {
+  readonly requestId: string;
+  /** The request's format (native, openai, anthropic, mcp…), for traces. */
+  readonly format: string;
+  /** The caller's tool allowlist; a tool it refuses does not exist for this call. Absent = every tool. */
+  readonly allows?: (toolName: string) => boolean;
+  /** The toolset the request named (X-Toolset, ?toolset=, /mcp/{toolset}); a task keeps it, so its runs stay inside it. */
+  readonly toolset?: ToolsetRef;
+  /** The caller's X-Timeout-Ms, counted from `receivedAt` (epoch ms). */
+  readonly timeoutMs: number | null;
+  /** The limit of a tool that sets none, when not the pipeline's (a task's is TASK_TIMEOUT_MS). */
+  readonly defaultTimeoutMs?: number;
+  readonly receivedAt: number;
+  /** Fires when the caller goes away (or, for a nested call, when its parent call ends). */
+  readonly cancellation: Cancellation | null;
+  readonly parentCallId?: string;
+  readonly depth?: number;
+  /** The task this call runs in, when it runs as one (docs/tasks.md). */
+  readonly taskId?: string;
+  /** What was answered to the task's input requests (`tasks/update`, or a resume with answers), keyed as they were. */
+  readonly inputResponses?: Readonly<Record<string, unknown>>;
+}
+
+/** Where what the call does and says goes: its session, its progress reports, its client, its log. */
+export interface CallSinks {
+  readonly sessionId: string | null;
+  /** Absent = 'header'. An MCP connection's session ('connection') gives way to a session built-in's `session_id` argument. */
+  readonly sessionSource?: SessionSource;
+  /** Where the handlers' `context.progress` reports go (an SSE or MCP stream); absent = nowhere. */
+  readonly progress?: ProgressListener;
+  /** The caller's MCP client, for the handlers' `context.log`, `elicit` and `sample`; absent = none. */
+  readonly client?: ClientChannel;
+  readonly log: Logger;
+}
+
+/**
+ * The calls of one request, by concern: who calls, what and how, where it goes. Built once and never
+ * changed: what differs for one call (a nested call, a session a built-in chose) is a new scope.
+ */
+export interface InvocationScope {
+  readonly caller: CallerIdentity;
+  readonly options: CallOptions;
+  readonly sinks: CallSinks;
+}
+
+/** The identity of a service without authentication: nobody in particular. */
+export const OPEN_CALLER: CallerIdentity = Object.freeze({ id: null, principal: null, user: null, presented: null });
 
 /** Handed by the redaction stage to the handler stage: replaces the secrets toolport knows (docs/operations.md#secrets-never-reach-the-model). */
 export interface Redaction {
@@ -95,7 +116,7 @@ export interface CallEnvironment {
 export class PipelineCall {
   /** The call as it arrived. */
   readonly call: ToolCall;
-  /** Who calls and under which limits (the scope stage moves it into the session a session built-in chose). */
+  /** The request's scope; the scope stage replaces it with a new one in the session a session built-in chose. */
   scope: InvocationScope;
   readonly identity: CallIdentity;
   /** Set by lookup. */
@@ -116,7 +137,7 @@ export class PipelineCall {
   /** Set by the redaction stage: what the handler answers or throws goes through it first. */
   redaction: Redaction | null = null;
   /** Set by the ledger stage when it lets an idempotent call run: the call's ledger key. */
-  idempotencyKey: string | null = null;
+  ledgerKey: string | null = null;
   /** Set by the session stage for each attempt: the staged session the handler works on. */
   session: SessionHandle | null = null;
   /** Set by the guardrail input stage when a guardrail acted on the arguments (docs/guardrails.md). */
@@ -139,26 +160,27 @@ export class PipelineCall {
   /** The handler's context, on `session` (null: none; a staged view for a custom key function). */
   context(session: SessionHandle | null): CallContext {
     const scope = this.scope;
+    const { options, sinks } = scope;
     return new CallContext({
       callId: this.identity.id,
       toolName: this.tool.name,
-      requestId: scope.requestId,
-      idempotencyKey: this.idempotencyKey,
+      requestId: options.requestId,
+      ledgerKey: this.ledgerKey,
       session,
       deadline: this.deadline,
-      sessionId: scope.sessionId,
-      caller: scope.caller,
-      user: scope.user ?? null,
+      sessionId: sinks.sessionId,
+      caller: scope.caller.id,
+      user: scope.caller.user,
       resources: this.#environment.resources,
-      log: scope.log,
+      log: sinks.log,
       calls: this.#environment.calls,
       scope,
-      ...(scope.allows !== undefined && { allows: scope.allows }),
-      progress: scope.progress ?? null,
+      ...(options.allows !== undefined && { allows: options.allows }),
+      progress: sinks.progress ?? null,
       ...(this.credentials !== undefined && { credentials: this.credentials }),
-      ...(scope.client !== undefined && { client: scope.client }),
-      ...(scope.inputResponses !== undefined && { inputResponses: scope.inputResponses }),
-      ...(scope.taskId !== undefined && { inTask: true }),
+      ...(sinks.client !== undefined && { client: sinks.client }),
+      ...(options.inputResponses !== undefined && { inputResponses: options.inputResponses }),
+      ...(options.taskId !== undefined && { inTask: true }),
     });
   }
 }

@@ -1,24 +1,32 @@
 /**
  * handler: the last stage. Runs the tool's handler under the call's deadline and the caller's
  * cancellation, and turns what it returned or threw into the call's result: checked against the
- * tool's result contract, rendered as content, and, when the content is cut, kept whole.
+ * tool's result contract, its text made ready to render, and, when its content will be cut, kept whole.
  */
-import type { ResultRef, ResultResources } from '../../store/results.ts';
+import type { ResultKeeper, ResultRef } from '../../store/results.ts';
 import type { CallContext } from '../context.ts';
 import { AuthorizationRequired, InputRequired, ToolFailure, WaitsForPerson } from '../failure.ts';
 import { explain } from '../explain.ts';
-import { authorizationRequired, failure, invocationResult, reasonOf, type CallIdentity, type InvocationResult, type ResultParts } from '../outcome.ts';
+import {
+  authorizationRequired,
+  failure,
+  invocationResult,
+  reasonOf,
+  RESULT_TEXT,
+  type CallIdentity,
+  type InvocationResult,
+  type ResultParts,
+} from '../outcome.ts';
 import { settle, type Settled } from '../race.ts';
-import { joinContent, withAttachmentsNamed } from '../render.ts';
+import { wholeIfCut } from '../render.ts';
 import { announceSession, checkResult } from '../result.ts';
 import type { PipelineCall, Redaction } from './call.ts';
 import type { Stage } from './stage.ts';
 import { StoreUnavailable } from '../../errors.ts';
 
 export interface HandlerOptions {
-  maxContentChars: number;
-  /** Keeps the whole of a content that was cut (docs/large-results.md); absent: the rest is dropped. */
-  results?: Pick<ResultResources, 'keep'>;
+  /** Keeps the whole of a content that will be cut (docs/large-results.md); absent: the rest is dropped. */
+  results?: ResultKeeper;
 }
 
 export function handlerStage(options: HandlerOptions): Stage {
@@ -40,91 +48,90 @@ function redacted(settled: Settled, redaction: Redaction | null): Settled {
 
 class HandlerStage implements Stage {
   readonly name = 'handler';
-  readonly #max: number;
-  readonly #results: Pick<ResultResources, 'keep'> | undefined;
+  readonly #results: ResultKeeper | undefined;
 
-  constructor({ maxContentChars, results }: HandlerOptions) {
-    this.#max = maxContentChars;
+  constructor({ results }: HandlerOptions) {
     this.#results = results;
   }
 
   async run(call: PipelineCall): Promise<InvocationResult> {
     const { tool, params, identity, scope } = call;
-    const max = this.#max;
     const context = call.context(call.session);
     call.ran = true;
-    const settled = redacted(await settle(() => tool.handler(params, context), context, scope.cancellation, tool.heartbeatMs), call.redaction);
+    const settled = redacted(await settle(() => tool.handler(params, context), context, scope.options.cancellation, tool.heartbeatMs), call.redaction);
     if (settled.kind === 'stalled') {
       context.log.warn({ heartbeatMs: tool.heartbeatMs }, 'tool handler stopped beating: aborted as stuck');
-      return failure(identity, 'deadline_exceeded', ...explain.stalled(tool, tool.heartbeatMs!), max);
+      return failure(identity, 'deadline_exceeded', ...explain.stalled(tool, tool.heartbeatMs!));
     }
     if (settled.kind === 'deadline' || settled.kind === 'cancelled') {
       const [message, detail] = settled.kind === 'deadline' ? explain.deadline(tool, call.budgetMs) : explain.cancelled(tool);
-      return failure(identity, settled.kind === 'deadline' ? 'deadline_exceeded' : 'cancelled', message, detail, max);
+      return failure(identity, settled.kind === 'deadline' ? 'deadline_exceeded' : 'cancelled', message, detail);
     }
     if (settled.kind === 'threw') return this.#thrown(call, context, settled.error);
     const checked = checkResult(tool, settled.value);
     if (typeof checked === 'string') {
       context.log.warn({ problem: checked }, 'tool returned an invalid result');
       const [message, detail] = explain.resultInvalid(tool, checked);
-      return failure(identity, 'result_invalid', message, detail, max);
+      return failure(identity, 'result_invalid', message, detail);
     }
     const { message, value, success, exclude, valueJson, attachments } = call.announceSession
-      ? announceSession(checked, scope.sessionId!, call.announceSession === 'hint')
+      ? announceSession(checked, scope.sinks.sessionId!, call.announceSession === 'hint')
       : checked;
     const error = success ? null : { code: 'tool_failed' as const, detail: message };
-    const parts: ResultParts = { success, message, value, excludeValue: exclude, valueJson, error, toolHash: tool.hash, attachments };
-    const limit = tool.maxContentChars ?? max;
-    const shown = exclude ? null : valueJson;
-    // Cheap test first: most results are far below the limit.
-    const named = attachments == null ? message : withAttachmentsNamed(message, attachments);
-    if (named.length + (shown?.length ?? 0) + 2 > limit) {
-      const whole = joinContent(named, shown);
-      if (whole.length > limit) {
-        const kept = await this.#keepWhole(call, whole);
-        if (kept !== null) parts.kept = kept;
-      }
-    }
-    return invocationResult(identity, parts, limit);
+    const parts: ResultParts = {
+      success,
+      message,
+      value,
+      excludeValue: exclude,
+      valueJson,
+      error,
+      toolHash: tool.hash,
+      attachments,
+      limit: tool.maxContentChars,
+    };
+    const result = invocationResult(identity, parts);
+    const whole = this.#results === undefined ? null : wholeIfCut(result[RESULT_TEXT], this.#results.maxContentChars);
+    if (whole === null) return result;
+    const kept = await this.#keepWhole(call, whole);
+    return kept === null ? result : invocationResult(identity, { ...parts, kept });
   }
 
   #thrown({ tool, identity }: PipelineCall, context: CallContext, error: unknown): InvocationResult {
     if (error instanceof StoreUnavailable) throw error;
     // context.credentials.get of a credential the user has not connected.
-    if (error instanceof AuthorizationRequired) return authorizationRequired(identity, error, this.#max);
+    if (error instanceof AuthorizationRequired) return authorizationRequired(identity, error);
     // context.elicit or context.sample of a call that is asked by running it again with the answers.
     if (error instanceof InputRequired) {
-      const result = failure(identity, 'input_required', `${tool.name} waits for its caller's client to answer`, 'the call asked its client', this.#max);
+      const result = failure(identity, 'input_required', `${tool.name} waits for its caller's client to answer`, 'the call asked its client');
       result.input_requests = error.requests;
       return result;
     }
-    if (error instanceof WaitsForPerson) return waitingAsNested(identity, error.nested, this.#max);
+    if (error instanceof WaitsForPerson) return waitingAsNested(identity, error.nested);
     if (error instanceof ToolFailure) {
       context.log.warn({ code: error.code, detail: error.detail }, 'tool failed');
-      return failure(identity, error.code, error.message, error.detail, this.#max, error.retryAfterS);
+      return failure(identity, error.code, error.message, error.detail, error.retryAfterS);
     }
     context.log.warn({ err: error }, 'tool handler threw');
     const [message, detail] = explain.handlerError(tool, reasonOf(error));
-    return failure(identity, 'handler_error', message, detail, this.#max);
+    return failure(identity, 'handler_error', message, detail);
   }
 
   /** Keeps a cut content whole for its caller; a store that is down loses the rest, not the call. */
   async #keepWhole({ scope, identity }: PipelineCall, content: string): Promise<ResultRef | null> {
-    if (this.#results === undefined) return null;
     try {
-      return await this.#results.keep({ caller: scope.caller, tool: identity.name, callId: identity.id, content });
+      return await this.#results!.keep({ caller: scope.caller.id, tool: identity.name, callId: identity.id, content });
     } catch (err) {
       if (!(err instanceof StoreUnavailable)) throw err;
-      scope.log.warn({ err, callId: identity.id }, 'the whole of a cut result could not be kept: the store is unreachable');
+      scope.sinks.log.warn({ err, callId: identity.id }, 'the whole of a cut result could not be kept: the store is unreachable');
       return null;
     }
   }
 }
 
 /** This call's failure, the nested call's code, message, approval, link and input requests. */
-function waitingAsNested(identity: CallIdentity, nested: InvocationResult, max: number): InvocationResult {
+function waitingAsNested(identity: CallIdentity, nested: InvocationResult): InvocationResult {
   const error = nested.error ?? { code: 'handler_error' as const, detail: 'a nested call waits' };
-  const result = failure(identity, error.code, nested.message, error.detail, max);
+  const result = failure(identity, error.code, nested.message, error.detail);
   if (nested.approval !== undefined) result.approval = nested.approval;
   if (nested.authorization !== undefined) result.authorization = nested.authorization;
   if (nested.input_requests !== undefined) result.input_requests = nested.input_requests;

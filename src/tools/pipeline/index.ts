@@ -10,7 +10,7 @@
  * ledger, the sessions, policy, credentials) is handed in through PipelineOptions.
  */
 import type { Metrics } from '../../metrics.ts';
-import type { ResultResources } from '../../store/results.ts';
+import type { ResultKeeper } from '../../store/results.ts';
 import type { InvocationResult } from '../outcome.ts';
 import type { ToolRegistry } from '../registry.ts';
 import type { PipelineCall } from './call.ts';
@@ -26,7 +26,6 @@ import { validateStage } from './validate.ts';
 export interface PipelineOptions {
   registry: ToolRegistry;
   defaultTimeoutMs: number;
-  maxContentChars: number;
   /** Throws (StoreUnavailable) at once when the store is known to be down (a session call). */
   store: { assertAvailable(): void };
   /** The guardrails (docs/guardrails.md): the arguments checked after validation, the result before the session and the ledger record it. */
@@ -41,8 +40,8 @@ export interface PipelineOptions {
   ledger: Stage;
   /** Runs a call in a session against its staged state, and records its event there (src/sessions/runner.ts). */
   session: SessionStage;
-  /** Keeps the whole of a content that was cut (docs/large-results.md); absent: the rest is dropped. */
-  results?: Pick<ResultResources, 'keep'>;
+  /** Keeps the whole of a content that will be cut (docs/large-results.md); absent: the rest is dropped. */
+  results?: ResultKeeper;
   metrics?: Metrics;
   /** One `execute_tool` span per call when tracing (docs/tracing.md); absent or null = no span work at all. */
   tracing?: CallTracer | null;
@@ -55,8 +54,8 @@ export function pipelineStages(o: PipelineOptions): Stage[] {
   const stages: (Stage | null | undefined)[] = [
     o.tracing == null ? null : traceStage(o.tracing),
     recordStage({ session: o.session, ...(o.metrics && { metrics: o.metrics }), ...(o.onCall && { onCall: o.onCall }) }),
-    lookupStage(o.registry, o.maxContentChars),
-    validateStage(o.maxContentChars),
+    lookupStage(o.registry),
+    validateStage(),
     o.guardrails?.input,
     scopeStage(o),
     o.policy,
@@ -86,5 +85,17 @@ export function composeStages(stages: readonly Stage[]): (call: PipelineCall) =>
 }
 
 export type { Next, SessionStage, Stage } from './stage.ts';
-export { PipelineCall, type CallEnvironment, type InvocationScope, type Redaction, type RunKey, type ToolCall, type ToolsetRef } from './call.ts';
+export {
+  OPEN_CALLER,
+  PipelineCall,
+  type CallEnvironment,
+  type CallerIdentity,
+  type CallOptions,
+  type CallSinks,
+  type InvocationScope,
+  type Redaction,
+  type RunKey,
+  type ToolCall,
+  type ToolsetRef,
+} from './call.ts';
 export type { FinishedCall } from './record.ts';

@@ -4,12 +4,12 @@ import { failure } from '../outcome.ts';
 import type { ToolRegistry } from '../registry.ts';
 import type { Stage } from './stage.ts';
 
-export function lookupStage(registry: ToolRegistry, maxContentChars: number): Stage {
+export function lookupStage(registry: ToolRegistry): Stage {
   return {
     name: 'lookup',
     run(call, next) {
       const name = call.call.name;
-      const allows = call.scope.allows;
+      const allows = call.scope.options.allows;
       const tool = allows === undefined || allows(name) ? registry.get(name) : undefined;
       if (tool === undefined) {
         const visible = registry.list().filter((t) => allows === undefined || allows(t.name));
@@ -17,7 +17,7 @@ export function lookupStage(registry: ToolRegistry, maxContentChars: number): St
           name,
           visible.map((t) => t.name),
         );
-        return Promise.resolve(failure(call.identity, 'unknown_tool', message, detail, maxContentChars));
+        return Promise.resolve(failure(call.identity, 'unknown_tool', message, detail));
       }
       call.tool = tool;
       call.identity.toolHash = tool.hash;

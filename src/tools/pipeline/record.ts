@@ -46,17 +46,17 @@ class RecordStage implements Stage {
 
   async run(call: PipelineCall, next: Next): Promise<InvocationResult> {
     let result = await next();
-    if (call.scope.sessionId !== null && !call.sessionRecorded) result = await this.#options.session.record(call, result);
+    if (call.scope.sinks.sessionId !== null && !call.sessionRecorded) result = await this.#options.session.record(call, result);
     const { scope, identity } = call;
     this.#options.metrics?.called(identity.toolHash === null ? UNKNOWN_TOOL : identity.name, result.error?.code ?? 'success', result.duration_ms);
-    if (scope.log.isLevelEnabled('info')) {
-      scope.log.info(
+    if (scope.sinks.log.isLevelEnabled('info')) {
+      scope.sinks.log.info(
         {
           event: 'ToolInvoked',
           tool: identity.name,
           callId: identity.id,
-          session: scope.sessionId,
-          caller: scope.caller,
+          session: scope.sinks.sessionId,
+          caller: scope.caller.id,
           success: result.success,
           code: result.error?.code ?? null,
           durationMs: result.duration_ms,

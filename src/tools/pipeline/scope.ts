@@ -10,33 +10,32 @@ import type { Stage } from './stage.ts';
 
 export interface ScopeOptions {
   defaultTimeoutMs: number;
-  maxContentChars: number;
   /** Throws (StoreUnavailable) at once, without a round trip, when the store is known to be down. */
   store: { assertAvailable(): void };
 }
 
-export function scopeStage({ defaultTimeoutMs, maxContentChars, store }: ScopeOptions): Stage {
+export function scopeStage({ defaultTimeoutMs, store }: ScopeOptions): Stage {
   return {
     name: 'scope',
     run(call, next) {
       const tool = call.tool;
       let scope = call.scope;
       // The tool's own limit may be longer than the default; the caller's X-Timeout-Ms can only shorten it.
-      const budgetMs = Math.min(scope.timeoutMs ?? Infinity, tool.timeoutMs ?? scope.defaultTimeoutMs ?? defaultTimeoutMs);
-      const deadline = scope.receivedAt + budgetMs;
+      const budgetMs = Math.min(scope.options.timeoutMs ?? Infinity, tool.timeoutMs ?? scope.options.defaultTimeoutMs ?? defaultTimeoutMs);
+      const deadline = scope.options.receivedAt + budgetMs;
       call.budgetMs = budgetMs;
       call.deadline = deadline;
       if (Date.now() >= deadline) {
         const [message, detail] = explain.deadline(tool, budgetMs);
-        return Promise.resolve(failure(call.identity, 'deadline_exceeded', message, detail, maxContentChars));
+        return Promise.resolve(failure(call.identity, 'deadline_exceeded', message, detail));
       }
       if (tool.takesSessionHandle) {
-        const chosen = chooseSession(scope.sessionId, scope.sessionSource, call.params);
-        if (chosen.id !== scope.sessionId || scope.sessionSource === 'connection')
-          call.scope = scope = { ...scope, sessionId: chosen.id, sessionSource: 'header' };
+        const chosen = chooseSession(scope.sinks.sessionId, scope.sinks.sessionSource, call.params);
+        if (chosen.id !== scope.sinks.sessionId || scope.sinks.sessionSource === 'connection')
+          call.scope = scope = { ...scope, sinks: { ...scope.sinks, sessionId: chosen.id, sessionSource: 'header' } };
         call.announceSession = chosen.announce;
       }
-      if (scope.sessionId !== null) store.assertAvailable();
+      if (scope.sinks.sessionId !== null) store.assertAvailable();
       return next();
     },
   };

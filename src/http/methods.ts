@@ -29,7 +29,7 @@ function patternOf(url: string): RegExp {
   return new RegExp(`^${source}/?$`);
 }
 
-export const methodsPlugin = fp(
+export const methodAnswers = fp(
   async (app: FastifyInstance) => {
     const known = new Map<string, KnownPath>();
     app.addHook('onRoute', (route) => {

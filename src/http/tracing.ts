@@ -19,7 +19,7 @@ interface RequestTrace {
 
 type TracedRequest = FastifyRequest & { [traced]?: RequestTrace };
 
-export const requestTracingPlugin = fp(
+export const requestTracing = fp(
   async (app: FastifyInstance, { tracer }: { tracer: RequestTracer }) => {
     // Callback-style hooks: `done` runs the next hook (and at last the handler) inside the context.
     app.addHook('onRequest', (request: TracedRequest, _reply, done) => {

@@ -14,7 +14,7 @@ export interface OpenApiOptions {
   keysConfigured: boolean;
 }
 
-export const openApiPlugin = fp(async (app: FastifyInstance, { version, registry, keysConfigured }: OpenApiOptions) => {
+export const openApiDocument = fp(async (app: FastifyInstance, { version, registry, keysConfigured }: OpenApiOptions) => {
   app.addSchema(problemSchema);
   app.addSchema(taskSchema);
   const documentFor = <D extends object>(document: D, request: FastifyRequest): D => (keysConfigured ? forCaller(document, request.caller) : document);

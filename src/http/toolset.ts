@@ -18,10 +18,12 @@ function requested(request: FastifyRequest): string | undefined {
   return header;
 }
 
-export const toolsetPlugin = fp(
+export const toolsetHeader = fp(
   async (app: FastifyInstance, { toolsets }: { toolsets: Toolsets }) => {
     app.decorateRequest('toolset', null);
-    app.addHook('preHandler', (request, _reply, done) => {
+    // In onRequest, after the caller is known (the auth plugin's hook runs first): every route already
+    // has hooks there, so requests pay for no preHandler phase.
+    app.addHook('onRequest', (request, _reply, done) => {
       const name = requested(request);
       if (name === undefined) return done();
       const bound = request.caller?.toolsets ?? null;

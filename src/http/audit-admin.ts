@@ -10,7 +10,7 @@ import type { AuditSink } from '../store/audit.ts';
 
 const READS = new Set(['GET', 'HEAD']);
 
-export const auditAdminPlugin = fp(
+export const auditAdmin = fp(
   async (app: FastifyInstance, { audit }: { audit: AuditSink }) => {
     const record: onResponseHookHandler = (request, reply, done) => {
       if (READS.has(request.method)) return done(); // a route that also reads

@@ -112,7 +112,7 @@ function rateLimitStore(counter: RateCounter): FastifyRateLimitStoreCtor {
   };
 }
 
-export const authPlugin = fp(
+export const authentication = fp(
   async (app: FastifyInstance, { keys: keysFile, tokens, publicUrl, rateCounter }: AuthOptions) => {
     app.decorateRequest('caller', null);
     app.decorate('requireScopes', (request: FastifyRequest, reply: FastifyReply, tools: readonly string[]) => requireScopes(request, reply, tools, publicUrl));

@@ -66,7 +66,7 @@ export function documentAnswers(route: Pick<RouteOptions, 'method' | 'schema' | 
   );
 }
 
-export const routeAnswersPlugin = fp(
+export const routeAnswers = fp(
   async (app: FastifyInstance) => {
     app.addHook('onRoute', (route) => documentAnswers(route));
   },

@@ -5,30 +5,30 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { createHttpServer } from './app/http.ts';
-import { registerRoutes } from './app/routes.ts';
-import { openServices, type ServiceOptions, type Services } from './app/services.ts';
-import { CallFeed } from './calls/feed.ts';
-import type { Config } from './config.ts';
-import { CredentialsStage } from './credentials/stage.ts';
-import { formatByName } from './formats/index.ts';
-import { answerCalls } from './http/answer-calls.ts';
-import { taskAccess } from './http/scope.ts';
-import { LedgerGuard } from './ledger/guard.ts';
-import { LedgerSweep } from './ledger/sweep.ts';
-import { EventLoopGuard } from './plugins/event-loop.ts';
-import { requestTracingPlugin } from './plugins/tracing.ts';
-import { KnownSecrets, RedactionStage } from './redaction/stage.ts';
-import { StagedSessionRunner } from './sessions/runner.ts';
-import type { Store } from './store/types.ts';
-import { resumeWaitingTasks } from './tasks/connections.ts';
-import { TASK_SIGNALS_WAIT_MS, TaskRunner } from './tasks/runner.ts';
-import { Dispatcher, type FinishedCall } from './tools/invoke.ts';
-import type { AuditTrail } from './audit/trail.ts';
-import type { WorkerPool } from './tools/isolation/pool.ts';
-import type { ToolRegistry } from './tools/registry.ts';
-import type { Toolsets } from './toolsets/index.ts';
-import { flushTracing, traceLogFields } from './tracing/index.ts';
+import { createHttpServer } from './http.ts';
+import { registerRoutes } from './routes.ts';
+import { openServices, type ServiceOptions, type Services } from './services.ts';
+import { CallFeed } from '../calls/feed.ts';
+import type { Config } from '../config.ts';
+import { CredentialsStage } from '../credentials/stage.ts';
+import { formatByName } from '../formats/index.ts';
+import { answerCalls } from '../http/answer-calls.ts';
+import { taskAccess } from '../http/scope.ts';
+import { LedgerGuard } from '../ledger/guard.ts';
+import { LedgerSweep } from '../ledger/sweep.ts';
+import { EventLoopGuard } from '../http/event-loop.ts';
+import { requestTracing } from '../http/tracing.ts';
+import { KnownSecrets, RedactionStage } from '../redaction/stage.ts';
+import { StagedSessionRunner } from '../sessions/runner.ts';
+import type { Store } from '../store/types.ts';
+import { resumeWaitingTasks } from '../tasks/connections.ts';
+import { TASK_SIGNALS_WAIT_MS, TaskRunner } from '../tasks/runner.ts';
+import { Dispatcher, type FinishedCall } from '../tools/invoke.ts';
+import type { AuditTrail } from '../audit/trail.ts';
+import type { WorkerPool } from '../tools/isolation/pool.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import type { Toolsets } from '../toolsets/index.ts';
+import { flushTracing, traceLogFields } from '../tracing/index.ts';
 
 export const VERSION = '0.1.0';
 
@@ -71,22 +71,21 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   if (tracing !== null) {
     app.addHook('onClose', flushTracing);
-    await app.register(requestTracingPlugin, { tracer: tracing });
+    await app.register(requestTracing, { tracer: tracing });
   }
   // The call pipeline (src/tools/pipeline/): the stages built above tools/ are handed in here.
-  const sessions = new StagedSessionRunner(store, config.maxContentChars, metrics);
+  const sessions = new StagedSessionRunner(store, metrics);
   const dispatcher = new Dispatcher({
     registry,
     store,
-    ledger: new LedgerGuard(store.ledger, config.ledgerLeaseMs, config.maxContentChars, (id, owner) => sessions.view(id, owner), metrics),
+    ledger: new LedgerGuard(store.ledger, config.ledgerLeaseMs, (id, owner) => sessions.view(id, owner), metrics),
     session: sessions,
     defaultTimeoutMs: config.defaultTimeoutMs,
-    maxContentChars: config.maxContentChars,
     results,
     metrics,
     tracing: tracing?.callTracer(config.traceArguments) ?? null,
     onCall: onCallOf(feed, services.audit),
-    ...(vault !== null && { credentials: new CredentialsStage(vault, config.maxContentChars) }),
+    ...(vault !== null && { credentials: new CredentialsStage(vault) }),
     ...redactionOf(config, services),
     ...(policy.gate !== null && { policy: policy.gate }),
     ...(services.guardrails !== null && { guardrails: services.guardrails }),
@@ -95,7 +94,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const tasks = new TaskRunner({
     store: store.tasks,
     registry,
-    execute: (job, scope) => answerCalls(dispatcher, formatByName(job.format), job, scope),
+    execute: (job, scope) => answerCalls(dispatcher, formatByName(job.format), job, scope, config.maxContentChars),
     accessOf: taskAccess(keys, toolsets),
     ttlS: config.taskTtlS,
     timeoutMs: config.taskTimeoutMs,
