@@ -8,6 +8,16 @@ import type { CallContext, CancelListener, Cancellation } from './context.ts';
 export type Settled =
   { kind: 'returned'; value: unknown } | { kind: 'threw'; error: unknown } | { kind: 'deadline' } | { kind: 'cancelled' } | { kind: 'stalled' };
 
+/** Why a call ended early, as its `ended` Cancellation's reason: the call's deadline, its caller going away, or a missed heartbeat. */
+export class CallEnded extends Error {
+  readonly kind: 'deadline' | 'cancelled' | 'stalled';
+
+  constructor(kind: 'deadline' | 'cancelled' | 'stalled') {
+    super(kind);
+    this.kind = kind;
+  }
+}
+
 /**
  * Races the handler against its deadline, the caller's cancellation and its heartbeat; a late
  * result is dropped. A class rather than closures: this runs on every call.
@@ -70,7 +80,7 @@ class HandlerRace implements CancelListener {
     if (this.#timer !== null) clearTimeout(this.#timer);
     if (this.#heartbeat !== null) clearTimeout(this.#heartbeat);
     this.#cancellation?.unsubscribe(this); // a no-op when arm() never subscribed
-    if (outcome.kind === 'deadline' || outcome.kind === 'cancelled' || outcome.kind === 'stalled') this.#context.ended.cancel(new Error(outcome.kind));
+    if (outcome.kind === 'deadline' || outcome.kind === 'cancelled' || outcome.kind === 'stalled') this.#context.ended.cancel(new CallEnded(outcome.kind));
     this.#resolve(outcome);
   }
 }

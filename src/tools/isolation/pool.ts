@@ -14,6 +14,9 @@ import type { Logger } from 'pino';
 import { callEnd, Cancellation, type CancelListener } from '../context.ts';
 import { ToolFailure } from '../failure.ts';
 import type { ToolContext, ToolDefinition } from '../types.ts';
+import { CallEnded } from '../race.ts';
+import { callSlots, markCancelled } from './call-slots.ts';
+import { LOWEST_PRIORITY, perThreadPriority, PriorityWatch } from './priority.ts';
 import { CallBridge, contextData, reviveError, type CallTask, type TaskOutcome, type WorkerMessage } from './protocol.ts';
 
 export interface WorkerPoolOptions {
@@ -31,17 +34,30 @@ export interface IsolatedTarget {
   export?: string;
 }
 
-/** Workers run at the lowest CPU priority: a spinning handler must not slow the event loop (/healthz, every other call). */
-const WORKER_NICE = 19;
+/**
+ * How long a handler whose caller went away may still take to return before its worker is
+ * terminated: starting a worker again costs more CPU than this (measured: 200–250 ms with tsx).
+ */
+const CANCEL_GRACE_MS = 100;
 
-/** Piscina's abort signal for one call: fires when the call's Cancellation does, with no AbortController made. */
+/**
+ * Piscina's abort signal for one call: fires when the call's Cancellation does, with no
+ * AbortController made. At the deadline or a missed heartbeat, at once. When the caller goes away,
+ * a handler not started yet never starts (the call slots say so to the worker) and one running
+ * has CANCEL_GRACE_MS to return and keep its worker; then the signal fires.
+ */
 class CallAbort implements CancelListener {
   aborted = false;
   #listener: (() => void) | null = null;
+  #grace: NodeJS.Timeout | null = null;
   readonly #end: Cancellation;
+  readonly #slots: Int32Array;
+  readonly #seq: number;
 
-  constructor(end: Cancellation) {
+  constructor(end: Cancellation, slots: Int32Array, seq: number) {
     this.#end = end;
+    this.#slots = slots;
+    this.#seq = seq;
     end.subscribe(this);
   }
 
@@ -60,12 +76,27 @@ class CallAbort implements CancelListener {
 
   onCancelled(): void {
     this.aborted = true;
+    const reason = this.#end.reason;
+    if (reason instanceof CallEnded && reason.kind === 'cancelled') {
+      markCancelled(this.#slots, this.#seq);
+      this.#grace = setTimeout(terminate, CANCEL_GRACE_MS, this);
+      this.#grace.unref();
+    } else this.terminate();
+  }
+
+  /** Tells piscina: it drops the task if queued, else terminates and replaces the worker running it. */
+  terminate(): void {
     this.#listener?.();
   }
 
   release(): void {
+    if (this.#grace !== null) clearTimeout(this.#grace);
     this.#end.unsubscribe(this);
   }
+}
+
+function terminate(abort: CallAbort): void {
+  abort.terminate();
 }
 
 /** The import flag that lets a worker load TypeScript as the main thread does (tsx), unless it already has it. */
@@ -80,6 +111,10 @@ export class WorkerPool {
   readonly #modules = new Set<string>();
   readonly #calls = new Map<number, CallBridge>();
   #piscina: Piscina | null = null;
+  /** Lowers the priority of a worker whose handler keeps running (./priority.ts); null where threads cannot be set one by one. */
+  #priority: PriorityWatch | null = null;
+  /** What the workers and this thread share of each call (./call-slots.ts). */
+  readonly #slots = callSlots();
   #closed = false;
   #seq = 0;
 
@@ -118,11 +153,12 @@ export class WorkerPool {
     const seq = ++this.#seq;
     const bridge = new CallBridge(context);
     const end = callEnd(context);
-    const abort = end instanceof Cancellation ? new CallAbort(end) : end;
+    const abort = end instanceof Cancellation ? new CallAbort(end, this.#slots, seq) : end;
     const task: CallTask = { seq, module: target.module, params, context: contextData(context, this.#options.log.level) };
     if (target.tool !== undefined) task.tool = target.tool;
     if (target.export !== undefined) task.export = target.export;
     this.#calls.set(seq, bridge);
+    this.#priority?.watch();
     let outcome: TaskOutcome;
     try {
       outcome = (await pool.run(task, { signal: abort })) as TaskOutcome;
@@ -133,6 +169,7 @@ export class WorkerPool {
       throw this.#crashed(error, context);
     } finally {
       this.#calls.delete(seq);
+      this.#priority?.ended(seq);
       bridge.close();
       if (abort instanceof CallAbort) abort.release();
     }
@@ -144,6 +181,7 @@ export class WorkerPool {
     this.#closed = true;
     const pool = this.#piscina;
     this.#piscina = null;
+    this.#priority?.stop();
     await pool?.destroy();
   }
 
@@ -159,13 +197,16 @@ export class WorkerPool {
       concurrentTasksPerWorker: 1,
       resourceLimits: { maxOldGenerationSizeMb: maxOldGenerationMb },
       execArgv: workerExecArgv(),
-      workerData: { modules: [...this.#modules] },
-      niceIncrement: WORKER_NICE,
+      workerData: { modules: [...this.#modules], slots: this.#slots },
+      // A spinning handler must not slow the event loop: lowered once it keeps running, or from the start where that cannot be done.
+      niceIncrement: perThreadPriority ? 0 : LOWEST_PRIORITY,
+      recordTiming: false, // nothing reads piscina's histograms: no clock reads per task
     });
     pool.on('message', (message: WorkerMessage) => this.#calls.get(message.seq)?.receive(message));
     // A worker that dies between calls: piscina replaces it; an 'error' nobody hears would end the process.
     pool.on('error', (err: unknown) => log.error({ err }, 'an idle isolated-handler worker died; it is replaced'));
     this.#piscina = pool;
+    if (perThreadPriority) this.#priority = new PriorityWatch(this.#slots, () => this.#calls.keys());
     return pool;
   }
 

@@ -11,6 +11,7 @@
  *   abort                                the call ended (deadline, cancellation): the pool aborts the
  *                                        task, which terminates the worker — a synchronous loop hears
  *                                        no signal, so termination is the only abort that always works
+ *                                        (a caller gone: after a grace, ./pool.ts; ./call-slots.ts)
  *
  * Worker → main messages go on the worker's parentPort, the task's result on the pool's own port:
  * the task result says how many messages the worker sent, and the bridge waits for them all before

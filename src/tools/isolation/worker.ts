@@ -5,6 +5,7 @@
 import { parentPort, workerData, type TransferListItem } from 'node:worker_threads';
 import { exportedBy, importModule } from '../plugin-module.ts';
 import type { Resources, ToolContext, ToolDefinition } from '../types.ts';
+import { WorkerSlots } from './call-slots.ts';
 import { errorData, WorkerContext, type CallTask, type TaskOutcome, type WorkerMessage } from './protocol.ts';
 
 type Handler = (params: unknown, context: ToolContext) => unknown;
@@ -51,8 +52,10 @@ function post(message: WorkerMessage, transfer?: TransferListItem[]): void {
   parentPort!.postMessage(message, transfer);
 }
 
+const data = workerData as { modules?: string[]; slots?: Int32Array } | null;
+const slots = new WorkerSlots(data?.slots ?? null);
 // The modules known when the pool started are imported now, before the first call waits for them.
-for (const specifier of (workerData as { modules?: string[] } | null)?.modules ?? []) loaded(specifier).catch(() => {});
+for (const specifier of data?.modules ?? []) loaded(specifier).catch(() => {});
 
 export default async function runIsolatedCall(task: CallTask): Promise<TaskOutcome> {
   let module = ready.get(task.module);
@@ -68,6 +71,8 @@ export default async function runIsolatedCall(task: CallTask): Promise<TaskOutco
     const what = task.tool !== undefined ? `tool "${task.tool}"` : `export "${task.export}"`;
     return { sent: 0, threw: errorData(new Error(`the worker found no ${what} in ${task.module}`)) };
   }
+  // After the import: the handler's run, not its module's import, is what may keep the thread busy.
+  if (!slots.start(task.seq)) return { sent: 0, threw: errorData(new Error('the call ended before its handler started')) };
   const context = new WorkerContext(task, module.resources, post);
   try {
     const returned = await (handler as Handler)(task.params, context);
