@@ -275,16 +275,16 @@ export class TaskRunner {
     const { store, log } = this.#o;
     const run = { cancellation: new Cancellation(), released: false };
     this.#running.set(id, run);
-    const renewal = renewLease(store, id, this.replica, this.#o.leaseMs, run, log);
-    const throttle = new ProgressThrottle(({ done, total }) => {
-      store
-        .progress(id, this.replica, JSON.stringify(total === undefined ? { done } : { done, total }))
-        .catch((err: unknown) => log.debug({ err, task: id }, 'task progress not kept'));
-    }, PROGRESS_WRITE_MS);
-    const access = this.#o.accessOf(job);
-    const scope = scopeOfRun(id, job, access, this.#o.timeoutMs, log, run.cancellation, throttle);
+    let renewal: NodeJS.Timeout | undefined, throttle: ProgressThrottle | undefined;
     let ending: [EndStatus, TaskOutcome];
     try {
+      renewal = renewLease(store, id, this.replica, this.#o.leaseMs, run, log);
+      throttle = new ProgressThrottle(({ done, total }) => {
+        store
+          .progress(id, this.replica, JSON.stringify(total === undefined ? { done } : { done, total }))
+          .catch((err: unknown) => log.debug({ err, task: id }, 'task progress not kept'));
+      }, PROGRESS_WRITE_MS);
+      const scope = scopeOfRun(id, job, this.#o.accessOf(job), this.#o.timeoutMs, log, run.cancellation, throttle);
       // A run's spans form a trace of their own, linked to the request that created the task.
       const result = await this.#o.tracer.linked(job.trace ?? null, `task ${job.calls.map((c) => c.name).join(',')}`, { 'toolport.task_id': id }, () =>
         this.#o.execute(job, scope),
@@ -295,8 +295,8 @@ export class TaskRunner {
       ending = ['failed', { error: errorOf(err) }];
     } finally {
       clearInterval(renewal);
-      throttle.flush();
-      throttle.close();
+      throttle?.flush();
+      throttle?.close();
       this.#running.delete(id);
     }
     if (!run.released && !(await this.#held(id, ending))) await this.#finish(id, ending);

@@ -55,7 +55,10 @@ describe.each(['memory', 'redis'] as const)('tasks waiting for input (%s)', (kin
           store,
           registry: new ToolRegistry(),
           execute: gated(runs),
-          accessOf: () => ({ principal: null }),
+          accessOf: (job) => {
+            if (job.caller === 'gone') throw new Error('the key of this task was revoked');
+            return { principal: null };
+          },
           ttlS: 60,
           timeoutMs: 60_000,
           leaseMs: 60_000,
@@ -103,6 +106,15 @@ describe.each(['memory', 'redis'] as const)('tasks waiting for input (%s)', (kin
     expect(viewOf(done)).toMatchObject({ result: { success: true, value: { answered: { confirm: { action: 'accept' } } } } });
     expect(viewOf(done).input_requests).toBeUndefined();
     expect(runs.at(-1)).toMatchObject({ options: { taskId: task.task_id, inputResponses: { confirm: { action: 'accept', content: {} } } } });
+  });
+
+  it('fails a task whose run cannot be set up, instead of leaving it working and its lease renewed', async () => {
+    const before = runs.length;
+    const task = await runners[0]!.start({ ...job(), caller: 'gone' });
+    const ended = (await runners[0]!.wait(task.task_id, 20_000, true))!;
+    expect(ended.status).toBe('failed');
+    expect(runs.length).toBe(before);
+    expect(await store.lapsed(100)).not.toContain(task.task_id);
   });
 
   it('cancels a task waiting for input at once', async () => {
