@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { http200, startChild, stopAll, waitUntilReady } from '../support/children.js';
 import { freePorts } from '../support/ports.js';
 import { cpuUsPerRequest, load } from './lib/load.js';
+import { toolportEnv } from './lib/toolport-env.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
@@ -50,14 +51,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 async function main(): Promise<void> {
   const [port] = (await freePorts(1)) as [number];
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    TOOL_PLUGINS: path.join(BENCH_DIR, 'plugins/bench-tools.ts'),
-  };
-  delete env.REDIS_URL;
+  const env = toolportEnv(port);
   const child = startChild('toolport (memory store)', process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env });
   const base = `http://127.0.0.1:${port}`;
   await waitUntilReady(child, 'GET /healthz → 200', http200(`${base}/healthz`), 120_000);

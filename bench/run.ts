@@ -16,6 +16,7 @@ import { startRedis } from '../support/redis-server.js';
 import { formatTable, writeJson, type Row } from './lib/report.js';
 import { resultsDir } from './lib/results.js';
 import { BASELINE, scenarios, TARGETS, type BenchTarget, type Scenario, type Target } from './scenarios.js';
+import { toolportEnv } from './lib/toolport-env.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 /** How long a child may take to start: tsx compiles slowly on a loaded machine. */
@@ -115,16 +116,7 @@ async function startServers(targets: Set<Target>): Promise<Map<Target, Server>> 
   }
 
   const startToolport = async (target: Target, port: number, redisUrl?: string) => {
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      TOOL_PLUGINS: path.join(BENCH_DIR, 'plugins/bench-tools.ts'),
-    };
-    // Never inherit a REDIS_URL from the shell: it could point at the shared Redis.
-    delete env.REDIS_URL;
-    if (redisUrl) env.REDIS_URL = redisUrl;
+    const env = toolportEnv(port, redisUrl ? { REDIS_URL: redisUrl } : {});
     const args = COMPILED ? ['dist/server.js'] : tsxArgs('src/server.ts');
     const child = startChild(`toolport (${target} store${COMPILED ? ', compiled' : ''})`, process.execPath, args, { cwd: ROOT, env });
     const base = `http://127.0.0.1:${port}`;

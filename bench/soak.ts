@@ -9,6 +9,7 @@ import { http200, startChild, stopAll, waitUntilReady } from '../support/childre
 import { freePorts } from '../support/ports.js';
 import { startRedis } from '../support/redis-server.js';
 import { resultsDir } from './lib/results.js';
+import { toolportEnv } from './lib/toolport-env.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
@@ -27,14 +28,7 @@ async function openFds(pid: number): Promise<number> {
 async function main(): Promise<void> {
   const [redisPort, port] = (await freePorts(2)) as [number, number];
   await startRedis(redisPort, ROOT);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    REDIS_URL: `redis://127.0.0.1:${redisPort}/0`,
-    TOOL_PLUGINS: path.join(BENCH_DIR, 'plugins/bench-tools.ts'),
-  };
+  const env = toolportEnv(port, { REDIS_URL: `redis://127.0.0.1:${redisPort}/0` });
   const child = startChild('toolport (soak)', process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env });
   const base = `http://127.0.0.1:${port}`;
   await waitUntilReady(child, 'GET /healthz → 200', http200(`${base}/healthz`));

@@ -15,6 +15,7 @@ import { http200, startChild, stopAll, waitUntilReady, type Child } from '../sup
 import { freePorts } from '../support/ports.js';
 import { load, type LoadResult } from './lib/load.js';
 import { resultsDir } from './lib/results.js';
+import { toolportEnv } from './lib/toolport-env.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 /** How long a child may take to start: tsx compiles slowly on a loaded machine. */
@@ -69,15 +70,7 @@ async function main(): Promise<void> {
       cwd: ROOT,
       env: { ...process.env, PORT: String(upstreamPort) },
     });
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PORT: String(toolportPort),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      TOOLS_FILE: toolsFile,
-      TOOL_PLUGINS: path.join(BENCH_DIR, 'plugins/bench-tools.ts'),
-    };
-    delete env.REDIS_URL;
+    const env = toolportEnv(toolportPort, { TOOLS_FILE: toolsFile });
     const toolport = startChild('toolport (memory store)', process.execPath, tsx('src/server.ts'), { cwd: ROOT, env });
     const toolportBase = `http://127.0.0.1:${toolportPort}`;
     await waitUntilReady(toolport, 'GET /healthz → 200', http200(`${toolportBase}/healthz`), START_TIMEOUT_MS);

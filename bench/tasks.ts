@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { http200, startChild, stopAll, waitUntilReady, type Child } from '../support/children.js';
 import { freePorts } from '../support/ports.js';
 import { startRedis } from '../support/redis-server.js';
+import { toolportEnv } from './lib/toolport-env.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
@@ -92,15 +93,7 @@ async function measure(store: string, child: Child, base: string): Promise<Row[]
 }
 
 async function startToolport(name: string, port: number, redisUrl: string | null): Promise<{ child: Child; base: string }> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    TOOL_PLUGINS: path.join(BENCH_DIR, 'plugins/bench-tools.ts'),
-  };
-  delete env.REDIS_URL; // never the shell's: it could be the shared Redis
-  if (redisUrl !== null) env.REDIS_URL = redisUrl;
+  const env = toolportEnv(port, redisUrl !== null ? { REDIS_URL: redisUrl } : {});
   const child = startChild(`toolport (${name})`, process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env });
   const base = `http://127.0.0.1:${port}`;
   await waitUntilReady(child, 'GET /healthz → 200', http200(`${base}/healthz`));

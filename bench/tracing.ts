@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { http200, startChild, stopAll, waitUntilReady, type Child } from '../support/children.js';
 import { freePorts } from '../support/ports.js';
 import { load } from './lib/load.js';
+import { toolportEnv } from './lib/toolport-env.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
@@ -39,14 +40,7 @@ interface Server {
 }
 
 async function startToolport(name: string, root: string, port: number, env: NodeJS.ProcessEnv): Promise<Server> {
-  const childEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    TOOL_PLUGINS: path.join(BENCH_DIR, 'plugins/bench-tools.ts'),
-    ...env,
-  };
+  const childEnv = toolportEnv(port, env);
   delete childEnv.REDIS_URL;
   for (const key of Object.keys(childEnv)) if (key.startsWith('OTEL_') && !(key in env)) delete childEnv[key];
   const child = startChild(name, process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: root, env: childEnv });
