@@ -201,6 +201,9 @@ describe('Dockerfile', async () => {
         LOG_LEVEL: 'warn',
         TOOL_PLUGINS: 'examples/plugins/calculator.ts',
         API_KEYS_FILE: 'deploy/toolport/api-keys.yaml',
+        // The compiled build's own worker files: handlers in the isolation pool, programs in code mode's sandbox.
+        TOOL_ISOLATION: 'worker',
+        CODE_MODE: 'true',
       };
       const child = startChild('toolport (production install)', cmd[0] === 'node' ? process.execPath : cmd[0]!, cmd.slice(1), { cwd: copy, env });
       const base = `http://127.0.0.1:${port}`;
@@ -211,6 +214,12 @@ describe('Dockerfile', async () => {
         body: JSON.stringify({ name: 'add', arguments: { a: 2, b: 3 } }),
       });
       expect(await response.json()).toMatchObject({ success: true, value: { sum: 5 } });
+      const program = await fetch(`${base}/tools/invoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer tp-admin-change-me' },
+        body: JSON.stringify({ name: 'code_run', arguments: { code: 'const { sum } = await tools.add({ a: 20, b: 22 }); return sum * 2;' } }),
+      });
+      expect(await program.json()).toMatchObject({ success: true, value: { value: 84 } });
     } finally {
       await stopAll();
       await rm(copy, { recursive: true, force: true });

@@ -100,6 +100,9 @@ function terminate(abort: CallAbort): void {
 }
 
 /** The import flag that lets a worker load TypeScript as the main thread does (tsx), unless it already has it. */
+/** This module as compiled (`node dist/server.js`) or as TypeScript (tsx, tests): the worker is the same kind of file beside it. */
+const WORKER_FILE = fileURLToPath(new URL(import.meta.url.endsWith('.js') ? './worker.js' : './worker.ts', import.meta.url));
+
 function workerExecArgv(): string[] {
   const argv = process.execArgv;
   if (argv.some((arg, i) => arg.includes('tsx') && (argv[i - 1] === '--import' || arg.startsWith('--import')))) return argv;
@@ -191,7 +194,7 @@ export class WorkerPool {
     const { size, maxOldGenerationMb, log } = this.#options;
     const pool = new Piscina({
       // A path, not a file URL: piscina would parse the URL again on every run.
-      filename: fileURLToPath(new URL('./worker.ts', import.meta.url)),
+      filename: WORKER_FILE,
       minThreads: size,
       maxThreads: size,
       concurrentTasksPerWorker: 1,
