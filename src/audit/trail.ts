@@ -2,7 +2,7 @@
  * The audit trail (docs/audit.md): what the service did and decided, appended to the store's chain
  * (src/store/audit.ts) in small batches off the call's path, as the call feed is — one round trip
  * per batch — and, with AUDIT_FILE, to a file of JSON lines. A call only queues a small record; its
- * entry (the arguments' hash, the JSON) is made when the store writes it (the memory store: when read).
+ * entry (the arguments' hash, the JSON) is made when its batch is written, off the call's path.
  */
 import { appendFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
@@ -28,7 +28,8 @@ export interface AuditTrailOptions {
 /** One event until its batch is written: its JSON (the arguments' hash included) is made only then, once. */
 class QueuedEntry implements AuditBody {
   readonly #at: number;
-  readonly #event: AuditEvent;
+  /** Let go once the text is made: no call's arguments are held longer than its batch waits. */
+  #event: AuditEvent | null;
   readonly #withArguments: boolean;
   #text: string | null = null;
 
@@ -41,13 +42,14 @@ class QueuedEntry implements AuditBody {
   /** The same members in the same order for every kind. */
   text(): string {
     if (this.#text !== null) return this.#text;
-    const e = this.#event;
+    const e = this.#event!;
     const args = e.arguments;
     this.#text =
       `{"at":"${isoDate(this.#at)}","kind":"${e.kind}","caller":${jsonString(e.caller)},"user":${jsonString(e.user)},"on_behalf_of":${jsonString(e.onBehalfOf)}` +
       `,"tool":${jsonString(e.tool)},"tool_hash":${jsonString(e.toolHash)},"arguments_hash":${args == null ? 'null' : `"${hashJson(args)}"`}` +
       `,"approval_id":${jsonString(e.approvalId)},"rule":${jsonString(e.rule)},"outcome":${jsonString(e.outcome)},"call_id":${jsonString(e.callId)}` +
       `,"request_id":${jsonString(e.requestId)},"detail":${jsonString(e.detail)}${this.#withArguments && args !== undefined ? `,"arguments":${JSON.stringify(args)}` : ''}}`;
+    this.#event = null;
     return this.#text;
   }
 }
@@ -126,6 +128,7 @@ export class AuditTrail implements AuditSink {
   }
 
   #keepForLater(batch: QueuedEntry[], err: unknown): void {
+    for (const entry of batch) entry.text(); // what waits holds its text, not the calls' objects
     this.#pending = batch.concat(this.#pending);
     const over = this.#pending.length - MAX_WAITING;
     if (over > 0) {

@@ -14,7 +14,7 @@ export interface StoredAuditEntry {
   readonly body: string;
 }
 
-/** An entry's body, made when first asked for: a store that writes it asks at once, the memory store when it is read. */
+/** An entry's body, made when its batch is appended (off the call's path), once. */
 export interface AuditBody {
   text(): string;
 }

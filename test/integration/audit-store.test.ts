@@ -3,6 +3,8 @@
  * retention from the oldest end, and a chain that still verifies once its oldest entries are gone.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
@@ -75,6 +77,82 @@ describe('the memory audit chain', () => {
     let head = '';
     for (let n = 0; n < 10; n++) head = auditHash(head, JSON.stringify({ n }));
     expect(kept[0]!.prev).toBe(head);
+  });
+});
+
+describe('what the memory audit chain holds', () => {
+  it("makes each entry's text when its batch is appended, and keeps the text, not the body", async () => {
+    const log = new MemoryAuditLog(60_000);
+    let made = 0;
+    const counted = (n: number) => ({
+      text: () => {
+        made++;
+        return JSON.stringify({ n });
+      },
+    });
+    await log.append([counted(1), counted(2)]);
+    expect(made).toBe(2);
+    const kept = await log.oldest(0, 10);
+    expect(kept.map((e) => e.body)).toEqual(['{"n":1}', '{"n":2}']);
+    expect(made).toBe(2);
+  });
+
+  it('keeps at most its size in text, dropping the oldest first and never the newest', async () => {
+    const log = new MemoryAuditLog(60_000, 1000, 100);
+    const sized = (n: number, length: number) => ({ text: () => JSON.stringify({ n, pad: 'x'.repeat(length) }) });
+    await log.append([sized(1, 30), sized(2, 30)]);
+    await log.append([sized(3, 30)]); // three of 47 characters: over 100, the first goes
+    expect((await log.oldest(0, 10)).map((e) => e.seq)).toEqual([2, 3]);
+    await log.append([sized(4, 500)]); // larger than the whole size: alone, it stays
+    const kept = await log.oldest(0, 10);
+    expect(kept.map((e) => e.seq)).toEqual([4]);
+    expect((await verifyChain(everything(log))).broken).toBeNull();
+    // Entry 4 links to entry 3, dropped: the chain went on through what was dropped.
+    let head = '';
+    for (const n of [1, 2, 3]) head = auditHash(head, sized(n, 30).text());
+    expect(kept[0]!.prev).toBe(head);
+  });
+
+  it("lets go of a call's arguments once its batch is written, on the memory store and while Redis is down", async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const collected = async (refs: WeakRef<object>[]) => {
+      for (let i = 0; i < 5; i++) {
+        await sleep(10);
+        gc();
+      }
+      return refs.filter((ref) => ref.deref() !== undefined).length;
+    };
+    const call = (args: object) => ({ kind: 'call' as const, caller: 'k', tool: 'echo', arguments: args, outcome: 'success' });
+
+    // Made in a function of its own: an async function's saved registers could still hold the last one.
+    const record = (trail: AuditTrail) => {
+      const refs: WeakRef<object>[] = [];
+      for (let i = 0; i < 50; i++) {
+        const args = JSON.parse(`{"text":"${'x'.repeat(10_000)}${i}"}`) as object;
+        refs.push(new WeakRef(args));
+        trail.record(call(args));
+      }
+      return refs;
+    };
+
+    const trail = new AuditTrail(new MemoryAuditLog(60_000), { arguments: false, file: null, log: pino({ level: 'silent' }) });
+    const kept = record(trail);
+    await trail.flush();
+    expect(await collected(kept)).toBe(0);
+
+    const down = new AuditTrail(
+      {
+        append: () => Promise.reject(new Error('down')),
+        newest: () => Promise.resolve([]),
+        oldest: () => Promise.resolve([]),
+      },
+      { arguments: false, file: null, log: pino({ level: 'silent' }) },
+    );
+    const waiting = record(down);
+    await down.flush();
+    expect(await collected(waiting)).toBe(0);
+    await down.close();
   });
 });
 

@@ -1,36 +1,33 @@
 /**
- * The audit log of one process: the chain in an array, oldest first, trimmed to the retention and to
- * MAX_ENTRIES. An entry is kept as the body object it was given and linked (its JSON made, its hash
- * computed, in order) only when something reads it, so entries nobody reads cost no hashing.
+ * The audit log of one process: the chain in an array, oldest first, trimmed to the retention, to
+ * MAX_ENTRIES and to MAX_TEXT characters of JSON. An entry is kept as its JSON text, made when its
+ * batch is appended (so the log holds no call's arguments or objects, whatever their size), and
+ * linked (its hash computed, in order) only when something reads it or it is dropped.
  */
+import { flatText } from '../../json.ts';
 import { auditHash, type AuditBody, type AuditLog, type StoredAuditEntry } from '../audit.ts';
 
 /** The newest entries one process keeps, whatever the retention: a process's memory is not an archive. */
 export const MAX_ENTRIES = 100_000;
+/** And at most this many characters of their JSON (entries with AUDIT_ARGUMENTS can be large). */
+export const MAX_TEXT = 50_000_000;
 
 class Kept implements StoredAuditEntry {
   readonly seq: number;
   readonly at: number;
-  #body: AuditBody | null;
-  #text = '';
+  readonly body: string;
   prev = '';
   hash = '';
 
-  constructor(seq: number, at: number, body: AuditBody) {
+  constructor(seq: number, at: number, body: string) {
     this.seq = seq;
     this.at = at;
-    this.#body = body;
-  }
-
-  get body(): string {
-    return this.#body === null ? this.#text : this.#body.text();
+    this.body = flatText(body);
   }
 
   link(prev: string): string {
-    this.#text = this.#body!.text();
-    this.#body = null;
     this.prev = prev;
-    this.hash = auditHash(prev, this.#text);
+    this.hash = auditHash(prev, this.body);
     return this.hash;
   }
 }
@@ -41,22 +38,33 @@ export class MemoryAuditLog implements AuditLog {
   #from = 0;
   readonly #ttlMs: number;
   readonly #max: number;
+  readonly #maxText: number;
+  /** Characters of JSON in the entries kept (from #from on). */
+  #text = 0;
   #seq = 0;
   /** The index up to which entries are linked, and the hash of the last of them. */
   #linked = 0;
   #head = '';
 
-  constructor(ttlMs: number, max = MAX_ENTRIES) {
+  constructor(ttlMs: number, max = MAX_ENTRIES, maxText = MAX_TEXT) {
     this.#ttlMs = ttlMs;
     this.#max = max;
+    this.#maxText = maxText;
   }
 
   async append(bodies: readonly AuditBody[], linked = false): Promise<StoredAuditEntry[]> {
     const at = Date.now();
-    const added = bodies.map((body) => new Kept(++this.#seq, at, body));
-    for (const entry of added) this.#entries.push(entry);
+    const added = bodies.map((body) => new Kept(++this.#seq, at, body.text()));
+    for (const entry of added) {
+      this.#entries.push(entry);
+      this.#text += entry.body.length;
+    }
     let expired = Math.max(this.#from, this.#entries.length - this.#max);
-    while (expired < this.#entries.length && this.#entries[expired]!.at <= at - this.#ttlMs) expired++;
+    for (let i = this.#from; i < expired; i++) this.#text -= this.#entries[i]!.body.length;
+    // The oldest go first while past the retention, or while over the size (the newest one stays).
+    const last = this.#entries.length - 1;
+    while (expired <= last && (this.#entries[expired]!.at <= at - this.#ttlMs || (this.#text > this.#maxText && expired < last)))
+      this.#text -= this.#entries[expired++]!.body.length;
     if (expired > this.#from) {
       this.#linkUpTo(expired); // the chain goes on from the last dropped entry
       this.#from = expired;
