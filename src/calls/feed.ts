@@ -58,6 +58,32 @@ function previewJson(value: unknown): string {
   return JSON.stringify(`${text.slice(0, MAX_PAYLOAD_CHARS)}… (cut: ${text.length} characters)`);
 }
 
+/**
+ * Whether a value's JSON could be longer than `limit` characters, counted roughly (its strings and
+ * keys, a few characters per other member) and stopping as soon as it is: small values cost a few
+ * steps, a huge one no more than `limit` worth of them.
+ */
+export function mayExceed(value: unknown, limit: number): boolean {
+  let size = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node === 'string') size += node.length + 2;
+    else if (node === null || typeof node !== 'object') size += 5;
+    else if (Array.isArray(node)) {
+      size += 2;
+      for (const item of node as unknown[]) stack.push(item);
+    } else {
+      for (const key in node) {
+        size += key.length + 4;
+        stack.push((node as Record<string, unknown>)[key]);
+      }
+    }
+    if (size > limit) return true;
+  }
+  return false;
+}
+
 /** What a record made here keeps of its call until its entry is built. */
 interface Pending {
   at: number;
@@ -161,6 +187,16 @@ export class CallRecord implements CallLogEntry {
     return this.#json;
   }
 
+  /**
+   * Builds the entry now when the call's arguments or result are large, so what the log keeps of
+   * such a call is its previews, not its objects (500 calls of megabyte arguments or results would
+   * otherwise be held whole); a small one stays unbuilt until something reads it.
+   */
+  settle(): void {
+    const call = this.#call;
+    if (call !== null && (mayExceed(call.params, MAX_PAYLOAD_CHARS) || mayExceed(call.shown, MAX_PAYLOAD_CHARS))) this.json();
+  }
+
   /** The whole entry. */
   entry(): CallEntry {
     this.#entry ??= JSON.parse(this.json()) as CallEntry;
@@ -226,6 +262,7 @@ export class CallFeed {
     const batch = this.#pending;
     if (batch.length === 0) return;
     this.#pending = [];
+    for (const record of batch) record.settle();
     try {
       await this.#log.append(batch);
       this.#failing = false;
