@@ -50,6 +50,32 @@ export function parseJson(text: string): unknown {
 }
 
 /**
+ * Whether a value's JSON could be longer than `limit` characters, counted roughly (its strings and
+ * keys, a few characters per other member) and stopping as soon as it is: small values cost a few
+ * steps, a huge one no more than `limit` worth of them.
+ */
+export function jsonMayExceed(value: unknown, limit: number): boolean {
+  let size = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node === 'string') size += node.length + 2;
+    else if (node === null || typeof node !== 'object') size += 5;
+    else if (Array.isArray(node)) {
+      size += 2;
+      for (const item of node as unknown[]) stack.push(item);
+    } else {
+      for (const key in node) {
+        size += key.length + 4;
+        stack.push((node as Record<string, unknown>)[key]);
+      }
+    }
+    if (size > limit) return true;
+  }
+  return false;
+}
+
+/**
  * The same text, its characters in one piece: a text made by concatenation is a tree of its parts
  * until something reads it whole (V8's cons strings), about three times the size for an audit entry.
  * Converting it to a number reads it whole, flattening it; the number is not wanted.

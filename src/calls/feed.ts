@@ -9,7 +9,7 @@ import type { Caller } from '../callers/keys.ts';
 import { type CallLog, type CallLogEntry } from '../store/types.ts';
 import type { FinishedCall } from '../tools/invoke.ts';
 import { StoreUnavailable } from '../errors.ts';
-import { isoDate, jsonString } from '../json.ts';
+import { isoDate, jsonMayExceed, jsonString } from '../json.ts';
 
 export interface CallEntry {
   /** Unique per entry (call ids are the caller's and may repeat). */
@@ -56,32 +56,6 @@ function previewJson(value: unknown): string {
   if (text === undefined) return 'null';
   if (text.length <= MAX_PAYLOAD_CHARS) return text;
   return JSON.stringify(`${text.slice(0, MAX_PAYLOAD_CHARS)}… (cut: ${text.length} characters)`);
-}
-
-/**
- * Whether a value's JSON could be longer than `limit` characters, counted roughly (its strings and
- * keys, a few characters per other member) and stopping as soon as it is: small values cost a few
- * steps, a huge one no more than `limit` worth of them.
- */
-export function mayExceed(value: unknown, limit: number): boolean {
-  let size = 0;
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (typeof node === 'string') size += node.length + 2;
-    else if (node === null || typeof node !== 'object') size += 5;
-    else if (Array.isArray(node)) {
-      size += 2;
-      for (const item of node as unknown[]) stack.push(item);
-    } else {
-      for (const key in node) {
-        size += key.length + 4;
-        stack.push((node as Record<string, unknown>)[key]);
-      }
-    }
-    if (size > limit) return true;
-  }
-  return false;
 }
 
 /** What a record made here keeps of its call until its entry is built. */
@@ -194,7 +168,7 @@ export class CallRecord implements CallLogEntry {
    */
   settle(): void {
     const call = this.#call;
-    if (call !== null && (mayExceed(call.params, MAX_PAYLOAD_CHARS) || mayExceed(call.shown, MAX_PAYLOAD_CHARS))) this.json();
+    if (call !== null && (jsonMayExceed(call.params, MAX_PAYLOAD_CHARS) || jsonMayExceed(call.shown, MAX_PAYLOAD_CHARS))) this.json();
   }
 
   /** The whole entry. */

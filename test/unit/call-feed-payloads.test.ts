@@ -8,7 +8,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { CallFeed, mayExceed } from '../../src/calls/feed.ts';
+import { CallFeed } from '../../src/calls/feed.ts';
+import { jsonMayExceed } from '../../src/json.ts';
 import { MemoryCallLog } from '../../src/store/memory/calls.ts';
 import type { FinishedCall } from '../../src/tools/invoke.ts';
 
@@ -25,19 +26,19 @@ function finished(params: unknown, value: unknown, id: string): FinishedCall {
   } as unknown as FinishedCall;
 }
 
-describe('mayExceed', () => {
+describe('jsonMayExceed', () => {
   it('says whether JSON could pass the limit, counting strings, keys and members', () => {
-    expect(mayExceed({ text: 'hi' }, 4000)).toBe(false);
-    expect(mayExceed(null, 4000)).toBe(false);
-    expect(mayExceed({ text: 'x'.repeat(5000) }, 4000)).toBe(true);
-    expect(mayExceed({ ['k'.repeat(5000)]: 1 }, 4000)).toBe(true);
+    expect(jsonMayExceed({ text: 'hi' }, 4000)).toBe(false);
+    expect(jsonMayExceed(null, 4000)).toBe(false);
+    expect(jsonMayExceed({ text: 'x'.repeat(5000) }, 4000)).toBe(true);
+    expect(jsonMayExceed({ ['k'.repeat(5000)]: 1 }, 4000)).toBe(true);
     expect(
-      mayExceed(
+      jsonMayExceed(
         Array.from({ length: 2000 }, () => 1),
         4000,
       ),
     ).toBe(true);
-    expect(mayExceed([[[[{ a: ['y'.repeat(3000), 'z'.repeat(3000)] }]]]], 4000)).toBe(true);
+    expect(jsonMayExceed([[[[{ a: ['y'.repeat(3000), 'z'.repeat(3000)] }]]]], 4000)).toBe(true);
   });
 });
 
