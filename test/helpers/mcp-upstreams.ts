@@ -37,29 +37,26 @@ export function makeMcpApp(kind: StoreKind, mcp: unknown[], options: TestAppOpti
   return makeApp(kind, { ...options, env: { TOOLS_FILE: file, ...options.env } });
 }
 
-/** server-everything in Streamable HTTP mode on a free port; its endpoint is `url`. */
-export async function startEverythingHttp(): Promise<{ url: string; child: Child }> {
+/**
+ * An MCP server script (`node script ...args`) serving Streamable HTTP on a free port ($PORT); its
+ * endpoint is `url`. Any HTTP answer means it listens (a GET without a session may be refused).
+ */
+export async function startMcpHttp(name: string, script: string, args: string[] = []): Promise<{ url: string; child: Child }> {
   const [port] = await freePorts(1);
-  const child = startChild('server-everything (Streamable HTTP)', process.execPath, [EVERYTHING, 'streamableHttp'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(port) },
-  });
+  const child = startChild(name, process.execPath, [script, ...args], { cwd: ROOT, env: { ...process.env, PORT: String(port) } });
   const url = `http://127.0.0.1:${port}/mcp`;
-  // Any HTTP answer means it listens (a GET without a session is refused, with 400).
   await waitUntilReady(child, 'its HTTP port', async () => (await fetch(url, { signal: AbortSignal.timeout(1000) })).status > 0);
   return { url, child };
 }
 
+/** server-everything in Streamable HTTP mode on a free port; its endpoint is `url`. */
+export function startEverythingHttp(): Promise<{ url: string; child: Child }> {
+  return startMcpHttp('server-everything (Streamable HTTP)', EVERYTHING, ['streamableHttp']);
+}
+
 /** The changing server (test/fixtures/mcp) over the SDK's Streamable HTTP server transport, on a free port. */
-export async function startChangingHttp(): Promise<{ url: string; child: Child }> {
-  const [port] = await freePorts(1);
-  const child = startChild('changing-server (Streamable HTTP)', process.execPath, [CHANGING, '--http'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(port) },
-  });
-  const url = `http://127.0.0.1:${port}/mcp`;
-  await waitUntilReady(child, 'its HTTP port', async () => (await fetch(url, { signal: AbortSignal.timeout(1000) })).status > 0);
-  return { url, child };
+export function startChangingHttp(): Promise<{ url: string; child: Child }> {
+  return startMcpHttp('changing-server (Streamable HTTP)', CHANGING, ['--http']);
 }
 
 /** The pids of this process's children whose command line holds `pattern` (a stdio server toolport runs), read from /proc. */

@@ -19,3 +19,14 @@ export async function until<T>(what: string, check: () => T | Promise<T>, timeou
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/** Starts `name` as a task on a listening toolport (`Prefer: respond-async`): fails unless it answers 202; answers the task's id. */
+export async function startTask(base: string | URL, name: string, args: Record<string, unknown>): Promise<string> {
+  const started = await fetch(new URL('/tools/invoke', base), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+    body: JSON.stringify({ name, arguments: args }),
+  });
+  if (started.status !== 202) throw new Error(`starting ${name} as a task answered ${started.status}: ${await started.text()}`);
+  return ((await started.json()) as { task_id: string }).task_id;
+}

@@ -16,9 +16,8 @@ import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChild, stopAll, waitUntilReady } from '../../support/children.ts';
-import { freePorts } from '../../support/ports.ts';
-import { EVERYTHING, makeMcpApp, startEverythingHttp, stdioServer } from '../helpers/mcp-upstreams.ts';
+import { stopAll } from '../../support/children.ts';
+import { EVERYTHING, makeMcpApp, startEverythingHttp, startMcpHttp, stdioServer } from '../helpers/mcp-upstreams.ts';
 import { until } from '../helpers/tasks.ts';
 
 const APPS = fileURLToPath(new URL('../fixtures/mcp/apps-server.mjs', import.meta.url));
@@ -200,10 +199,7 @@ describe('a 2026-07-28-only upstream (it refuses initialize)', () => {
   let app: FastifyInstance;
   let url: URL;
   beforeAll(async () => {
-    const [port] = await freePorts(1);
-    const child = startChild('stateless-server', process.execPath, [STATELESS], { cwd: path.dirname(STATELESS), env: { ...process.env, PORT: String(port) } });
-    const upstream = `http://127.0.0.1:${port}/mcp`;
-    await waitUntilReady(child, 'its HTTP port', async () => (await fetch(upstream, { signal: AbortSignal.timeout(1000) })).status > 0);
+    const { url: upstream } = await startMcpHttp('stateless-server', STATELESS);
     app = await makeMcpApp('redis', [{ source: 'modern', url: upstream }]);
     url = new URL('/mcp', await app.listen({ port: 0, host: '127.0.0.1' }));
   }, 60_000);

@@ -25,7 +25,7 @@ import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp } from '../helpers/app.ts';
-import { until } from '../helpers/tasks.ts';
+import { startTask, until } from '../helpers/tasks.ts';
 import { defineResource, defineTool } from '../../src/index.ts';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/conformance-plugin.ts', import.meta.url));
@@ -184,13 +184,7 @@ describe('MCP for plugins: logging, elicitation, sampling, resources and prompts
   });
 
   it('holds an HTTP task in input_required with what the handler asked, and runs it again with the answer', async () => {
-    const started = await fetch(new URL('/tools/invoke', urls[0]), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', prefer: 'respond-async' },
-      body: JSON.stringify({ name: 'test_elicitation', arguments: { message: 'Who runs this task?' } }),
-    });
-    expect(started.status).toBe(202);
-    const { task_id: id } = (await started.json()) as { task_id: string };
+    const id = await startTask(urls[0]!, 'test_elicitation', { message: 'Who runs this task?' });
     const waiting = await until('the task waits for input', async () => {
       const task = (await (await fetch(new URL(`/tasks/${id}`, urls[1]))).json()) as Record<string, any>;
       return task.status === 'input_required' ? task : null;

@@ -4,15 +4,13 @@
  * tasks on the server"), relays its questions to the caller, and cancels it when toolport's call
  * ends first.
  */
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChild, stopAll, waitUntilReady } from '../../support/children.ts';
-import { freePorts } from '../../support/ports.ts';
-import { makeMcpApp } from '../helpers/mcp-upstreams.ts';
-import { until } from '../helpers/tasks.ts';
+import { stopAll } from '../../support/children.ts';
+import { makeMcpApp, startMcpHttp } from '../helpers/mcp-upstreams.ts';
+import { startTask, until } from '../helpers/tasks.ts';
 import { ANSWER, answeringClient, INFO, textOf, type Asked } from '../helpers/mcp-callers.ts';
 
 describe('a 2026-07-28 server that answers calls with tasks (the tasks extension)', () => {
@@ -21,10 +19,7 @@ describe('a 2026-07-28 server that answers calls with tasks (the tasks extension
   let base: string;
   let url: URL;
   beforeAll(async () => {
-    const [port] = await freePorts(1);
-    const child = startChild('stateless-tasks-server', process.execPath, [TASKS], { cwd: path.dirname(TASKS), env: { ...process.env, PORT: String(port) } });
-    const upstream = `http://127.0.0.1:${port}/mcp`;
-    await waitUntilReady(child, 'its HTTP port', async () => (await fetch(upstream, { signal: AbortSignal.timeout(1000) })).status > 0);
+    const { url: upstream } = await startMcpHttp('stateless-tasks-server', TASKS);
     app = await makeMcpApp('redis', [{ source: 'later', url: upstream }]);
     base = await app.listen({ port: 0, host: '127.0.0.1' });
     url = new URL('/mcp', base);
@@ -75,13 +70,7 @@ describe('a 2026-07-28 server that answers calls with tasks (the tasks extension
   });
 
   it("cancels the server's task when toolport's task that follows it is cancelled", async () => {
-    const started = await fetch(new URL('/tools/invoke', base), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', prefer: 'respond-async' },
-      body: JSON.stringify({ name: 'later_hold', arguments: { tag: 'held' } }),
-    });
-    expect(started.status).toBe(202);
-    const { task_id: id } = (await started.json()) as { task_id: string };
+    const id = await startTask(base, 'later_hold', { tag: 'held' });
     await until("the server's task runs", async () => (await statuses()).held === 'working');
     expect((await fetch(new URL(`/tasks/${id}`, base), { method: 'DELETE' })).status).toBe(200);
     await until("the server's task is cancelled", async () => (await statuses()).held === 'cancelled');

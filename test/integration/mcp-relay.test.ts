@@ -6,7 +6,6 @@
  * the official SDK clients on /mcp (v1 in the handshake era, v2 in 2026-07-28) and HTTP /invoke
  * (plain and as a task). A 2026-07-28 server's tasks: mcp-relay-tasks.test.ts.
  */
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -14,10 +13,9 @@ import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/type
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChild, stopAll, waitUntilReady } from '../../support/children.ts';
-import { freePorts } from '../../support/ports.ts';
-import { EVERYTHING, makeMcpApp, startEverythingHttp, stdioServer } from '../helpers/mcp-upstreams.ts';
-import { until } from '../helpers/tasks.ts';
+import { stopAll } from '../../support/children.ts';
+import { EVERYTHING, makeMcpApp, startEverythingHttp, startMcpHttp, stdioServer } from '../helpers/mcp-upstreams.ts';
+import { startTask, until } from '../helpers/tasks.ts';
 import { ANSWER, answeringClient, COMPLETION, INFO, textOf, type Asked } from '../helpers/mcp-callers.ts';
 
 const RELAYING = fileURLToPath(new URL('../fixtures/mcp/relaying-server.mjs', import.meta.url));
@@ -139,13 +137,7 @@ describe.each(['stdio', 'Streamable HTTP'] as const)('server-everything over %s:
   });
 
   it('holds an HTTP task in input_required with the server’s question, and runs it again with the answer', async () => {
-    const started = await fetch(new URL('/tools/invoke', base), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', prefer: 'respond-async' },
-      body: JSON.stringify({ name: 'everything_trigger-sampling-request', arguments: { prompt: 'a task question' } }),
-    });
-    expect(started.status).toBe(202);
-    const { task_id: id } = (await started.json()) as { task_id: string };
+    const id = await startTask(base, 'everything_trigger-sampling-request', { prompt: 'a task question' });
     const waiting = await until('the task waits for input', async () => {
       const task = (await (await fetch(new URL(`/tasks/${id}`, base))).json()) as Record<string, any>;
       return task.status === 'input_required' ? task : null;
@@ -172,14 +164,7 @@ describe.each(['stdio', 'Streamable HTTP'] as const)('a server that logs, asks a
   beforeAll(async () => {
     let entry: Record<string, unknown> = stdioServer('relay', RELAYING);
     if (transport === 'Streamable HTTP') {
-      const [port] = await freePorts(1);
-      const child = startChild('relaying-server', process.execPath, [RELAYING, '--http'], {
-        cwd: path.dirname(RELAYING),
-        env: { ...process.env, PORT: String(port) },
-      });
-      const upstream = `http://127.0.0.1:${port}/mcp`;
-      await waitUntilReady(child, 'its HTTP port', async () => (await fetch(upstream, { signal: AbortSignal.timeout(1000) })).status > 0);
-      entry = { source: 'relay', url: upstream };
+      entry = { source: 'relay', url: (await startMcpHttp('relaying-server', RELAYING, ['--http'])).url };
     }
     app = await makeMcpApp('redis', [entry]);
     base = await app.listen({ port: 0, host: '127.0.0.1' });

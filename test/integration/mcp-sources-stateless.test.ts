@@ -6,21 +6,16 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChild, stopAll, waitUntilReady } from '../../support/children.ts';
-import { freePorts } from '../../support/ports.ts';
+import { stopAll } from '../../support/children.ts';
 import { post } from '../helpers/app.ts';
-import { makeMcpApp } from '../helpers/mcp-upstreams.ts';
+import { makeMcpApp, startMcpHttp } from '../helpers/mcp-upstreams.ts';
 
 const SERVER = new URL('../fixtures/mcp/stateless-json-server.mjs', import.meta.url).pathname;
-const ROOT = new URL('../..', import.meta.url).pathname;
 
 describe('a stateless MCP server answering JSON', () => {
   let app: FastifyInstance;
   beforeAll(async () => {
-    const [port] = await freePorts(1);
-    const child = startChild('stateless JSON server', process.execPath, [SERVER], { cwd: ROOT, env: { ...process.env, PORT: String(port) } });
-    const url = `http://127.0.0.1:${port}/mcp`;
-    await waitUntilReady(child, 'its HTTP port', async () => (await fetch(url, { signal: AbortSignal.timeout(1000) })).status > 0);
+    const { url } = await startMcpHttp('stateless JSON server', SERVER);
     app = await makeMcpApp('memory', [{ source: 'sl', url, timeout_ms: 10_000 }]);
   });
   afterAll(async () => {
