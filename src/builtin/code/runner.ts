@@ -5,9 +5,8 @@
  * a loop of slow built-ins the engine's interrupt handler does not see in time.
  */
 import { AsyncResource } from 'node:async_hooks';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerBeside, workerExecArgv } from '../../tools/worker-file.ts';
 import type { CallAnswer, SandboxOutcome } from './sandbox.ts';
 import type { FromWorker, ToWorker } from './worker.ts';
 
@@ -34,21 +33,14 @@ export interface RunningProgram {
   stop(): void;
 }
 
-/** This module as compiled (`node dist/server.js`) or as TypeScript (tsx, tests): the worker is the same kind of file beside it. */
-const COMPILED = import.meta.url.endsWith('.js');
-const WORKER_URL = new URL(COMPILED ? './worker.js' : './worker.ts', import.meta.url);
-
-/** Compiled: the process's own flags. As TypeScript: the import flag that lets a worker load it (tsx), unless it already has it. */
-function workerExecArgv(): string[] {
-  const argv = process.execArgv;
-  if (COMPILED || argv.some((arg, i) => arg.includes('tsx') && (argv[i - 1] === '--import' || arg.startsWith('--import')))) return argv;
-  return [...argv, '--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
-}
+const WORKER_URL = workerBeside(import.meta.url, 'worker');
+/** The sandbox's worker loads no plugin: it needs tsx only when it is TypeScript itself. */
+const WORKER_ARGV = workerExecArgv(!WORKER_URL.pathname.endsWith('.js'));
 
 const idle: Worker[] = [];
 
 function takeWorker(): Worker {
-  const worker = idle.pop() ?? new Worker(WORKER_URL, { execArgv: workerExecArgv() });
+  const worker = idle.pop() ?? new Worker(WORKER_URL, { execArgv: WORKER_ARGV });
   worker.ref();
   return worker;
 }

@@ -7,14 +7,14 @@
  * Any caller may run a module's function here with a context (`run`): the pool knows nothing of
  * plugins beyond the module it is told to import. Nothing starts until the first use.
  */
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import { callEnd, Cancellation, type CancelListener } from '../context.ts';
 import { ToolFailure } from '../failure.ts';
 import type { ToolContext, ToolDefinition } from '../types.ts';
 import { CallEnded } from '../race.ts';
+import { workerBeside, workerExecArgv } from '../worker-file.ts';
 import { callSlots, markCancelled } from './call-slots.ts';
 import { LOWEST_PRIORITY, perThreadPriority, PriorityWatch } from './priority.ts';
 import { CallBridge, contextData, reviveError, type CallTask, type TaskOutcome, type WorkerMessage } from './protocol.ts';
@@ -97,16 +97,6 @@ class CallAbort implements CancelListener {
 
 function terminate(abort: CallAbort): void {
   abort.terminate();
-}
-
-/** The import flag that lets a worker load TypeScript as the main thread does (tsx), unless it already has it. */
-/** This module as compiled (`node dist/server.js`) or as TypeScript (tsx, tests): the worker is the same kind of file beside it. */
-const WORKER_FILE = fileURLToPath(new URL(import.meta.url.endsWith('.js') ? './worker.js' : './worker.ts', import.meta.url));
-
-function workerExecArgv(): string[] {
-  const argv = process.execArgv;
-  if (argv.some((arg, i) => arg.includes('tsx') && (argv[i - 1] === '--import' || arg.startsWith('--import')))) return argv;
-  return [...argv, '--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
 }
 
 export class WorkerPool {
@@ -194,12 +184,12 @@ export class WorkerPool {
     const { size, maxOldGenerationMb, log } = this.#options;
     const pool = new Piscina({
       // A path, not a file URL: piscina would parse the URL again on every run.
-      filename: WORKER_FILE,
+      filename: fileURLToPath(workerBeside(import.meta.url, 'worker')),
       minThreads: size,
       maxThreads: size,
       concurrentTasksPerWorker: 1,
       resourceLimits: { maxOldGenerationSizeMb: maxOldGenerationMb },
-      execArgv: workerExecArgv(),
+      execArgv: workerExecArgv(true), // the tools' modules may be TypeScript
       workerData: { modules: [...this.#modules], slots: this.#slots },
       // A spinning handler must not slow the event loop: lowered once it keeps running, or from the start where that cannot be done.
       niceIncrement: perThreadPriority ? 0 : LOWEST_PRIORITY,
